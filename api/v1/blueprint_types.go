@@ -1,0 +1,197 @@
+package v1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// BlueprintPhase is where a Blueprint's version change stands.
+// +kubebuilder:validation:Enum=Pending;WaitingForApproval;Installing;Upgrading;Succeeded;Failed;RollingBack;RolledBack;Blocked;Deleting
+type BlueprintPhase string
+
+const (
+	BlueprintPending            BlueprintPhase = "Pending"
+	BlueprintWaitingForApproval BlueprintPhase = "WaitingForApproval"
+	BlueprintInstalling         BlueprintPhase = "Installing"
+	BlueprintUpgrading          BlueprintPhase = "Upgrading"
+	BlueprintSucceeded          BlueprintPhase = "Succeeded"
+	BlueprintFailed             BlueprintPhase = "Failed"
+	BlueprintRollingBack        BlueprintPhase = "RollingBack"
+	BlueprintRolledBack         BlueprintPhase = "RolledBack"
+	// BlueprintBlocked means the CRD preflight refused the change and nothing was changed.
+	BlueprintBlocked  BlueprintPhase = "Blocked"
+	BlueprintDeleting BlueprintPhase = "Deleting"
+)
+
+// RevisionOutcome is how one revision ended.
+// +kubebuilder:validation:Enum=Pending;Succeeded;Failed;RolledBack;Superseded;Blocked
+type RevisionOutcome string
+
+const (
+	OutcomePending    RevisionOutcome = "Pending"
+	OutcomeSucceeded  RevisionOutcome = "Succeeded"
+	OutcomeFailed     RevisionOutcome = "Failed"
+	OutcomeRolledBack RevisionOutcome = "RolledBack"
+	OutcomeSuperseded RevisionOutcome = "Superseded"
+	OutcomeBlocked    RevisionOutcome = "Blocked"
+)
+
+// BlueprintSpec is the plan of one Subscription: the CSV that should run and where it
+// comes from. The Subscription controller writes it; a person may edit
+// clusterServiceVersionName to roll back, as in the original operator-manager.
+type BlueprintSpec struct {
+	// ClusterServiceVersionName is the CSV that should run.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	ClusterServiceVersionName string `json:"clusterServiceVersionName"`
+
+	// OldVersion is the CSV this one replaces.
+	// +optional
+	OldVersion string `json:"oldVersion,omitempty"`
+
+	// Generation is bumped on each version change.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Generation int64 `json:"generation,omitempty"`
+
+	// Package is the catalog package of the CSV.
+	// +optional
+	Package string `json:"package,omitempty"`
+
+	// Version is the semantic version of the CSV.
+	// +optional
+	Version string `json:"version,omitempty"`
+
+	// Catalog is the CatalogSource the bundle came from.
+	// +optional
+	Catalog string `json:"catalog,omitempty"`
+
+	// BundleDigest is the content digest of the bundle, the key of the local bundle cache.
+	// +optional
+	BundleDigest string `json:"bundleDigest,omitempty"`
+
+	// Approved lets a pending version change of a Manual Subscription proceed.
+	// +optional
+	Approved bool `json:"approved,omitempty"`
+
+	// Dependencies are the operators this one needs, as resolved.
+	// +listType=map
+	// +listMapKey=package
+	// +optional
+	Dependencies []ResolvedDependency `json:"dependencies,omitempty"`
+}
+
+// ResolvedDependency is one operator installed because another needs it.
+type ResolvedDependency struct {
+	// Package is the dependency's package.
+	Package string `json:"package"`
+	// Version is the chosen version.
+	// +optional
+	Version string `json:"version,omitempty"`
+	// CSVName is the chosen CSV.
+	// +optional
+	CSVName string `json:"csvName,omitempty"`
+	// Catalog is the CatalogSource it comes from.
+	// +optional
+	Catalog string `json:"catalog,omitempty"`
+	// BundleDigest is the content digest of its bundle.
+	// +optional
+	BundleDigest string `json:"bundleDigest,omitempty"`
+	// Reason says which constraint chose it, for example `requires kind PoisonPillRemediation`.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+}
+
+// Revision is one remembered version of a Blueprint, as in `helm history`.
+type Revision struct {
+	// Revision counts up from 1.
+	Revision int64 `json:"revision"`
+	// CSVName is the CSV of this revision.
+	CSVName string `json:"csvName"`
+	// Version is its semantic version.
+	// +optional
+	Version string `json:"version,omitempty"`
+	// BundleDigest is the cache key of its bundle.
+	// +optional
+	BundleDigest string `json:"bundleDigest,omitempty"`
+	// StartTime is when the revision began to roll out.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// EndTime is when it reached its outcome.
+	// +optional
+	EndTime *metav1.Time `json:"endTime,omitempty"`
+	// Outcome is how it ended.
+	// +optional
+	Outcome RevisionOutcome `json:"outcome,omitempty"`
+	// Reason is a CamelCase word for the outcome.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// Message says why, for a person.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// BlueprintStatus is where the plan stands, and its memory.
+type BlueprintStatus struct {
+	// ObservedGeneration is the generation last acted on.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Phase is where the current version change stands.
+	// +optional
+	Phase BlueprintPhase `json:"phase,omitempty"`
+
+	// CurrentCSV is the CSV that runs now.
+	// +optional
+	CurrentCSV string `json:"currentCSV,omitempty"`
+
+	// CurrentVersion is the version that runs now.
+	// +optional
+	CurrentVersion string `json:"currentVersion,omitempty"`
+
+	// LastGoodRevision is the newest revision that reached Succeeded, the rollback target.
+	// +optional
+	LastGoodRevision int64 `json:"lastGoodRevision,omitempty"`
+
+	// History is the remembered revisions, oldest first.
+	// +listType=map
+	// +listMapKey=revision
+	// +optional
+	History []Revision `json:"history,omitempty"`
+
+	// Conditions: Progressing, Healthy, UpgradePending, RolledBack, Blocked and Ready.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// Blueprint is the plan and the memory of one Subscription (same name, owned by it).
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=bp,categories=operator-manager
+// +kubebuilder:printcolumn:name="Package",type=string,JSONPath=`.spec.package`
+// +kubebuilder:printcolumn:name="Current",type=string,JSONPath=`.status.currentVersion`
+// +kubebuilder:printcolumn:name="Old",type=string,JSONPath=`.spec.oldVersion`,priority=1
+// +kubebuilder:printcolumn:name="Target",type=string,JSONPath=`.spec.clusterServiceVersionName`,priority=1
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Revision",type=integer,JSONPath=`.spec.generation`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Blueprint struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   BlueprintSpec   `json:"spec,omitempty"`
+	Status BlueprintStatus `json:"status,omitempty"`
+}
+
+// BlueprintList is a list of Blueprints.
+// +kubebuilder:object:root=true
+type BlueprintList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Blueprint `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Blueprint{}, &BlueprintList{})
+}

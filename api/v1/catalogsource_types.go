@@ -1,0 +1,123 @@
+package v1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// SourceType is where a catalog's bundles are read from.
+// +kubebuilder:validation:Enum=Directory;HTTP
+type SourceType string
+
+const (
+	// SourceDirectory reads a catalog directory on the manager's filesystem (mounted or
+	// baked into the image).
+	SourceDirectory SourceType = "Directory"
+	// SourceHTTP reads a catalog served by `operator-manager catalog serve`.
+	SourceHTTP SourceType = "HTTP"
+)
+
+// CatalogSourceSpec says where bundles come from.
+// +kubebuilder:validation:XValidation:rule="self.sourceType != 'Directory' || has(self.directory)",message="spec.directory is required when spec.sourceType is Directory"
+// +kubebuilder:validation:XValidation:rule="self.sourceType != 'HTTP' || has(self.url)",message="spec.url is required when spec.sourceType is HTTP"
+type CatalogSourceSpec struct {
+	// SourceType is Directory or HTTP.
+	SourceType SourceType `json:"sourceType"`
+
+	// Directory is the catalog root on the manager's filesystem.
+	// +kubebuilder:validation:MaxLength=4096
+	// +optional
+	Directory string `json:"directory,omitempty"`
+
+	// URL is the base URL of an HTTP catalog.
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:Pattern=`^https?://`
+	// +optional
+	URL string `json:"url,omitempty"`
+
+	// PollInterval is how often the source is checked for a new digest.
+	// +kubebuilder:default="10m"
+	// +optional
+	PollInterval *metav1.Duration `json:"pollInterval,omitempty"`
+
+	// Priority orders catalogs when several provide the same dependency (higher first).
+	// +optional
+	Priority int32 `json:"priority,omitempty"`
+
+	// DisplayName is a name for people.
+	// +optional
+	DisplayName string `json:"displayName,omitempty"`
+}
+
+// RejectedBundle is a bundle the catalog could not load, and why.
+type RejectedBundle struct {
+	// Path is the bundle's path inside the catalog.
+	Path string `json:"path"`
+	// Reason names the file and field at fault.
+	Reason string `json:"reason"`
+}
+
+// CatalogSourceStatus says what the catalog holds and when it was read.
+type CatalogSourceStatus struct {
+	// ObservedGeneration is the generation last acted on.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Packages is how many packages loaded.
+	// +optional
+	Packages int32 `json:"packages,omitempty"`
+	// Bundles is how many bundles loaded.
+	// +optional
+	Bundles int32 `json:"bundles,omitempty"`
+	// Digest identifies the catalog's content; an unchanged digest means nothing to do.
+	// +optional
+	Digest string `json:"digest,omitempty"`
+	// LastSync is when the source was last read.
+	// +optional
+	LastSync *metav1.Time `json:"lastSync,omitempty"`
+	// RejectedCount is how many bundles were rejected.
+	// +optional
+	RejectedCount int32 `json:"rejectedCount,omitempty"`
+	// Rejected lists rejected bundles (the first 50) with their reasons.
+	// +kubebuilder:validation:MaxItems=50
+	// +listType=atomic
+	// +optional
+	Rejected []RejectedBundle `json:"rejected,omitempty"`
+	// Conditions: Ready.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// CatalogSource is where bundles come from.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=catsrc,categories=operator-manager
+// +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.spec.sourceType`
+// +kubebuilder:printcolumn:name="Packages",type=integer,JSONPath=`.status.packages`
+// +kubebuilder:printcolumn:name="Bundles",type=integer,JSONPath=`.status.bundles`
+// +kubebuilder:printcolumn:name="Rejected",type=integer,JSONPath=`.status.rejectedCount`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Last Sync",type=date,JSONPath=`.status.lastSync`
+// +kubebuilder:printcolumn:name="Digest",type=string,JSONPath=`.status.digest`,priority=1
+// +kubebuilder:printcolumn:name="Source",type=string,JSONPath=`.spec.directory`,priority=1
+// +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.spec.url`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type CatalogSource struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   CatalogSourceSpec   `json:"spec,omitempty"`
+	Status CatalogSourceStatus `json:"status,omitempty"`
+}
+
+// CatalogSourceList is a list of CatalogSources.
+// +kubebuilder:object:root=true
+type CatalogSourceList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []CatalogSource `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&CatalogSource{}, &CatalogSourceList{})
+}

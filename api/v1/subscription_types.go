@@ -1,0 +1,230 @@
+package v1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Option is the original operator-manager's verb: create installs, delete uninstalls and
+// keeps the Subscription.
+// +kubebuilder:validation:Enum=create;delete
+type Option string
+
+const (
+	OptionCreate Option = "create"
+	OptionDelete Option = "delete"
+)
+
+// Approval says whether a version change waits for a person.
+// +kubebuilder:validation:Enum=Automatic;Manual
+type Approval string
+
+const (
+	ApprovalAutomatic Approval = "Automatic"
+	ApprovalManual    Approval = "Manual"
+)
+
+// SubscriptionSpec is the administrator's intent: which operator, at which version, and how
+// its version changes are allowed to happen.
+//
+// The version is named either the original way, by startingCSV, or by package with an
+// optional channel and version (exact or a semver range).
+// +kubebuilder:validation:XValidation:rule="self.option == 'delete' || has(self.startingCSV) || has(self.__package__)",message="spec.startingCSV or spec.package is required to install an operator"
+// +kubebuilder:validation:XValidation:rule="!(has(self.startingCSV) && has(self.version))",message="spec.startingCSV already names a version: set spec.version only together with spec.package"
+// +kubebuilder:validation:XValidation:rule="!(has(self.startingCSV) && has(self.channel) && !has(self.__package__))",message="spec.channel needs spec.package"
+type SubscriptionSpec struct {
+	// StartingCSV names the version to run as `<package>.<version>` (prometheus.0.22.2),
+	// `<package>.v<version>` (etcd.v0.9.4) or the CSV's own name (etcdoperator.v0.9.4).
+	// Editing it upgrades or rolls back.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	StartingCSV string `json:"startingCSV,omitempty"`
+
+	// Option is create (install and keep installed) or delete (uninstall, keep this object).
+	// +kubebuilder:default=create
+	// +optional
+	Option Option `json:"option,omitempty"`
+
+	// Package is the catalog package to install, the richer alternative to startingCSV.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Package string `json:"package,omitempty"`
+
+	// Channel is the package channel to follow; empty means the package's default channel.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Channel string `json:"channel,omitempty"`
+
+	// Version is an exact version (1.2.3) or a semver range (">=1.2.0 <2.0.0") that limits how
+	// far a channel is followed.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Version string `json:"version,omitempty"`
+
+	// Catalog is the name of a CatalogSource in this namespace; empty means the manager's
+	// default catalog.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Catalog string `json:"catalog,omitempty"`
+
+	// Approval Manual makes version changes wait in the Blueprint until approved.
+	// +kubebuilder:default=Automatic
+	// +optional
+	Approval Approval `json:"approval,omitempty"`
+
+	// Health bounds how long a new version may take to become healthy.
+	// +optional
+	Health *HealthPolicy `json:"health,omitempty"`
+
+	// Rollback says what happens when a new version fails its health check.
+	// +optional
+	Rollback *RollbackPolicy `json:"rollback,omitempty"`
+
+	// HistoryLimit is how many revisions the Blueprint remembers (0: unlimited). The current
+	// and the last good revision are never pruned.
+	// +kubebuilder:default=10
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	HistoryLimit *int32 `json:"historyLimit,omitempty"`
+
+	// TargetNamespaces are the namespaces the operator watches; empty means as its install
+	// modes allow (this namespace for OwnNamespace, all namespaces for AllNamespaces).
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=set
+	// +optional
+	TargetNamespaces []string `json:"targetNamespaces,omitempty"`
+
+	// Config overrides parts of the operator's Deployments.
+	// +optional
+	Config *SubscriptionConfig `json:"config,omitempty"`
+
+	// Paused stops all version changes of this Subscription (and only this one).
+	// +optional
+	Paused bool `json:"paused,omitempty"`
+
+	// Uninstall says what an uninstall removes beyond the operator itself.
+	// +optional
+	Uninstall *UninstallPolicy `json:"uninstall,omitempty"`
+}
+
+// HealthPolicy bounds the health gate of an install or upgrade.
+type HealthPolicy struct {
+	// Timeout is how long a new version may take to reach Succeeded.
+	// +kubebuilder:default="5m"
+	// +optional
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
+}
+
+// RollbackPolicy controls automatic rollback after a failed health gate.
+type RollbackPolicy struct {
+	// Automatic rolls back to the last good revision when a new version fails; when false,
+	// the failed state stays for a person to act on.
+	// +kubebuilder:default=true
+	// +optional
+	Automatic *bool `json:"automatic,omitempty"`
+
+	// Retries is how many more times a failed version is tried before it is given up until
+	// the spec changes.
+	// +kubebuilder:default=0
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10
+	// +optional
+	Retries *int32 `json:"retries,omitempty"`
+}
+
+// UninstallPolicy is the explicit opt-in to remove more than the operator on uninstall.
+type UninstallPolicy struct {
+	// DeleteCRDs removes the CRDs the operator owns, and with them every custom resource of
+	// those kinds; never while another installation provides them.
+	// +optional
+	DeleteCRDs bool `json:"deleteCRDs,omitempty"`
+}
+
+// SubscriptionConfig overrides the operator's Deployments, as OLM's does.
+type SubscriptionConfig struct {
+	// Env is added to (or replaces by name in) every container.
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Env []corev1.EnvVar `json:"env,omitempty"`
+
+	// Resources replaces every container's resource requirements.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// NodeSelector replaces the pods' node selector.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// Tolerations are added to the pods' tolerations.
+	// +listType=atomic
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+}
+
+// SubscriptionStatus says what runs and why.
+type SubscriptionStatus struct {
+	// ObservedGeneration is the generation last acted on.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Package is the resolved package.
+	// +optional
+	Package string `json:"package,omitempty"`
+
+	// InstalledCSV is the CSV that runs now.
+	// +optional
+	InstalledCSV string `json:"installedCSV,omitempty"`
+
+	// InstalledVersion is the version that runs now.
+	// +optional
+	InstalledVersion string `json:"installedVersion,omitempty"`
+
+	// CurrentRevision is the Blueprint revision that runs now.
+	// +optional
+	CurrentRevision int64 `json:"currentRevision,omitempty"`
+
+	// Opstatus is the original operator-manager's one-word status, kept for old scripts.
+	// +optional
+	Opstatus string `json:"opstatus,omitempty"`
+
+	// Conditions: Resolved, Installed, Healthy, UpgradePending, RolledBack and Ready.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// Subscription declares "I want operator P at version V".
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=sub;subs,categories=operator-manager
+// +kubebuilder:printcolumn:name="Package",type=string,JSONPath=`.status.package`
+// +kubebuilder:printcolumn:name="Wanted",type=string,JSONPath=`.spec.startingCSV`
+// +kubebuilder:printcolumn:name="Installed",type=string,JSONPath=`.status.installedVersion`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Option",type=string,JSONPath=`.spec.option`,priority=1
+// +kubebuilder:printcolumn:name="Channel",type=string,JSONPath=`.spec.channel`,priority=1
+// +kubebuilder:printcolumn:name="Catalog",type=string,JSONPath=`.spec.catalog`,priority=1
+// +kubebuilder:printcolumn:name="Revision",type=integer,JSONPath=`.status.currentRevision`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Subscription struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   SubscriptionSpec   `json:"spec,omitempty"`
+	Status SubscriptionStatus `json:"status,omitempty"`
+}
+
+// SubscriptionList is a list of Subscriptions.
+// +kubebuilder:object:root=true
+type SubscriptionList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Subscription `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Subscription{}, &SubscriptionList{})
+}

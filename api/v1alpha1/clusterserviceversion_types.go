@@ -1,0 +1,110 @@
+package v1alpha1
+
+import (
+	olmv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// CSVPhase is where the installation of one CSV stands, with OLM's names.
+// +kubebuilder:validation:Enum=Pending;InstallReady;Installing;Succeeded;Failed;Replacing;Deleting
+type CSVPhase string
+
+const (
+	CSVPending      CSVPhase = "Pending"
+	CSVInstallReady CSVPhase = "InstallReady"
+	CSVInstalling   CSVPhase = "Installing"
+	CSVSucceeded    CSVPhase = "Succeeded"
+	CSVFailed       CSVPhase = "Failed"
+	CSVReplacing    CSVPhase = "Replacing"
+	CSVDeleting     CSVPhase = "Deleting"
+)
+
+// CRDRepair records what the manager changed in a bundle's CRD so the API server would
+// accept it (for example a v1beta1 CRD converted to v1 with `type: object` added).
+type CRDRepair struct {
+	// Name is the CRD's name.
+	Name string `json:"name"`
+	// Changes lists each change in words.
+	// +listType=atomic
+	Changes []string `json:"changes"`
+}
+
+// ClusterServiceVersionStatus is the manager's view of one installation.
+type ClusterServiceVersionStatus struct {
+	// ObservedGeneration is the generation last acted on.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Phase is where the installation stands.
+	// +optional
+	Phase CSVPhase `json:"phase,omitempty"`
+	// Reason is a CamelCase word for the phase.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// Message says why, for a person.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// Package is the catalog package of this CSV.
+	// +optional
+	Package string `json:"package,omitempty"`
+	// LastTransitionTime is when the phase last changed.
+	// +optional
+	LastTransitionTime *metav1.Time `json:"lastTransitionTime,omitempty"`
+	// RequirementStatus is the status of each requirement (CRDs, service accounts), as OLM
+	// reports it.
+	// +listType=atomic
+	// +optional
+	RequirementStatus []olmv1alpha1.RequirementStatus `json:"requirementStatus,omitempty"`
+	// CRDRepairs lists what was changed in the bundle's CRDs so they would be accepted.
+	// +listType=atomic
+	// +optional
+	CRDRepairs []CRDRepair `json:"crdRepairs,omitempty"`
+	// Conditions: RequirementsMet, Installed, Healthy and Ready.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// ClusterServiceVersion is one version of an operator: OLM's CSV under this group.
+//
+// The spec is OLM's own Go type (operator-framework/api), so controllers read it typed,
+// but its schema is left open on purpose. A schema generated from OLM's types is about
+// 840 KB and its required fields (owned[].resources[].name and others) refuse real
+// bundles that OLM itself installs; the API server's job here is to store the CSV as the
+// bundle wrote it, and the manager validates what it uses when it installs it, with errors
+// that name the field. A small CRD also keeps client-side `kubectl apply` working.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=csv;csvs,categories=operator-manager
+// +kubebuilder:printcolumn:name="Display",type=string,JSONPath=`.spec.displayName`
+// +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.spec.version`
+// +kubebuilder:printcolumn:name="Replaces",type=string,JSONPath=`.spec.replaces`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Package",type=string,JSONPath=`.status.package`,priority=1
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.reason`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type ClusterServiceVersion struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is OLM's ClusterServiceVersionSpec, stored as the bundle wrote it.
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +optional
+	Spec olmv1alpha1.ClusterServiceVersionSpec `json:"spec,omitempty"`
+
+	Status ClusterServiceVersionStatus `json:"status,omitempty"`
+}
+
+// ClusterServiceVersionList is a list of ClusterServiceVersions.
+// +kubebuilder:object:root=true
+type ClusterServiceVersionList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ClusterServiceVersion `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&ClusterServiceVersion{}, &ClusterServiceVersionList{})
+}

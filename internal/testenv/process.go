@@ -1,0 +1,140 @@
+package testenv
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// process is one control-plane component. Its output goes to a log file in the
+// environment's directory, so a failing test can point at it.
+type process struct {
+	Name string `json:"name"`
+	PID  int    `json:"pid"`
+	Log  string `json:"log"`
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+}
+
+// startProcess starts a component in its own process group. Attached processes also get
+// SIGKILL when the starting process dies (Pdeathsig), so a test binary that panics or is
+// killed leaves nothing behind; detached ones (for `dev up`) outlive the CLI.
+func startProcess(dir, name, bin string, detached bool, args ...string) (*process, error) {
+	logPath := filepath.Join(dir, name+".log")
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if detached {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	} else {
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	p := &process{Name: name, PID: cmd.Process.Pid, Log: logPath, cmd: cmd, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		logFile.Close()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// exited reports whether a started process has ended, with its error.
+func (p *process) exited() (bool, error) {
+	if p.done == nil {
+		return !pidAlive(p.PID), nil
+	}
+	select {
+	case <-p.done:
+		return true, p.err
+	default:
+		return false, nil
+	}
+}
+
+// stop ends the process group: SIGTERM, then SIGKILL after the grace period.
+func (p *process) stop(grace time.Duration) {
+	_ = syscall.Kill(-p.PID, syscall.SIGTERM)
+	deadline := time.Now().Add(grace)
+	for time.Now().Before(deadline) {
+		if done, _ := p.exited(); done {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	_ = syscall.Kill(-p.PID, syscall.SIGKILL)
+	if p.done != nil {
+		select {
+		case <-p.done:
+		case <-time.After(5 * time.Second):
+		}
+	} else {
+		for i := 0; i < 100 && pidAlive(p.PID); i++ {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+}
+
+// pidAlive reports whether a process exists and is not a zombie.
+func pidAlive(pid int) bool {
+	if pid <= 0 || syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	// The state follows the command name in parentheses: "pid (comm) S ...".
+	for i := len(stat) - 1; i > 0; i-- {
+		if stat[i] == ')' && i+2 < len(stat) {
+			return stat[i+2] != 'Z'
+		}
+	}
+	return true
+}
+
+// freePorts returns n distinct loopback ports that were free a moment ago.
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	for len(ports) < n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// tail returns the last lines of a log file, for error messages.
+func tail(path string, max int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	if len(data) > max {
+		data = data[len(data)-max:]
+	}
+	return string(data)
+}
