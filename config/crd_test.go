@@ -1,0 +1,220 @@
+package config_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	"github.com/operator-manager/operator-manager/config"
+	"github.com/operator-manager/operator-manager/internal/scheme"
+	"github.com/operator-manager/operator-manager/internal/testenv"
+)
+
+var (
+	env *testenv.Env
+	k8s client.Client
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(testenv.Main(m, testenv.APIOnly, &env, func(e *testenv.Env) error {
+		c, err := client.New(e.Config, client.Options{Scheme: scheme.Scheme})
+		if err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := config.InstallCRDs(ctx, c); err != nil {
+			return err
+		}
+		// A new client discovers the kinds the CRDs just added.
+		k8s, err = client.New(e.Config, client.Options{Scheme: scheme.Scheme})
+		return err
+	}))
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return c
+}
+
+// fromYAML decodes a manifest as a user would write it, without Go types in between.
+func fromYAML(t *testing.T, doc string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	if u.GetNamespace() == "" {
+		u.SetNamespace("default")
+	}
+	return u
+}
+
+// TestSeedSubscriptionAccepted: the original operator-manager's documented example must
+// keep working as written.
+func TestSeedSubscriptionAccepted(t *testing.T) {
+	seed := fromYAML(t, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: prometheus-subscription}
+spec: {startingCSV: prometheus.0.22.2, option: create}
+`)
+	if err := k8s.Create(ctx(t), seed); err != nil {
+		t.Fatalf("the seed's Subscription is refused: %v", err)
+	}
+	got := &omv1.Subscription{}
+	if err := k8s.Get(ctx(t), client.ObjectKey{Namespace: "default", Name: "prometheus-subscription"}, got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Spec.StartingCSV != "prometheus.0.22.2" || got.Spec.Option != omv1.OptionCreate {
+		t.Errorf("stored spec = %+v", got.Spec)
+	}
+	// Defaults an administrator relies on without writing them.
+	if got.Spec.Approval != omv1.ApprovalAutomatic || got.Spec.HistoryLimit == nil || *got.Spec.HistoryLimit != 10 {
+		t.Errorf("defaults not applied: approval %q historyLimit %v", got.Spec.Approval, got.Spec.HistoryLimit)
+	}
+}
+
+// TestValidationRefusesWithFieldNames: each refusal names the field a person must fix.
+func TestValidationRefusesWithFieldNames(t *testing.T) {
+	cases := []struct {
+		name, doc string
+		want      []string
+	}{
+		{"bad option", `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: bad-option}
+spec: {startingCSV: prometheus.0.22.2, option: upgrade}
+`, []string{"spec.option", `"upgrade"`, `"create"`, `"delete"`}},
+		{"nothing to install", `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: empty}
+spec: {option: create}
+`, []string{"spec.startingCSV or spec.package is required"}},
+		{"version twice", `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: twice}
+spec: {startingCSV: etcd.0.9.4, version: 0.9.2}
+`, []string{"spec.startingCSV already names a version"}},
+		{"bad approval", `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: bad-approval}
+spec: {package: etcd, approval: Sometimes}
+`, []string{"spec.approval", "Automatic", "Manual"}},
+		{"negative history", `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: bad-history}
+spec: {package: etcd, historyLimit: -1}
+`, []string{"spec.historyLimit"}},
+		{"http catalog without url", `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: CatalogSource
+metadata: {name: no-url}
+spec: {sourceType: HTTP}
+`, []string{"spec.url is required"}},
+		{"unknown source type", `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: CatalogSource
+metadata: {name: ftp}
+spec: {sourceType: FTP, url: ftp://x}
+`, []string{"spec.sourceType", "Directory", "HTTP"}},
+		{"blueprint without csv", `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Blueprint
+metadata: {name: no-csv}
+spec: {oldVersion: etcd.0.9.2}
+`, []string{"spec.clusterServiceVersionName"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := k8s.Create(ctx(t), fromYAML(t, tc.doc))
+			if !apierrors.IsInvalid(err) {
+				t.Fatalf("want Invalid, got %v", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error does not mention %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
+
+// TestStatusIsASubresource: a spec write cannot change status, and a status write cannot
+// change spec, as controllers and people rely on.
+func TestStatusIsASubresource(t *testing.T) {
+	bp := &omv1.Blueprint{
+		ObjectMeta: metav1.ObjectMeta{Name: "status-sub", Namespace: "default"},
+		Spec:       omv1.BlueprintSpec{ClusterServiceVersionName: "etcdoperator.v0.9.4", Package: "etcd"},
+		Status:     omv1.BlueprintStatus{Phase: omv1.BlueprintSucceeded},
+	}
+	if err := k8s.Create(ctx(t), bp); err != nil {
+		t.Fatal(err)
+	}
+	if bp.Status.Phase != "" {
+		t.Errorf("create stored status phase %q; status must be ignored on create", bp.Status.Phase)
+	}
+	bp.Status.Phase = omv1.BlueprintInstalling
+	bp.Status.CurrentVersion = "0.9.4"
+	bp.Spec.OldVersion = "etcdoperator.v0.9.2"
+	if err := k8s.Status().Update(ctx(t), bp); err != nil {
+		t.Fatal(err)
+	}
+	got := &omv1.Blueprint{}
+	if err := k8s.Get(ctx(t), client.ObjectKeyFromObject(bp), got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.Phase != omv1.BlueprintInstalling || got.Spec.OldVersion != "" {
+		t.Errorf("after status update: phase %q oldVersion %q; want Installing and no spec change", got.Status.Phase, got.Spec.OldVersion)
+	}
+}
+
+// TestPrinterColumns asks the API server for the table kubectl prints, wide, and checks the
+// columns that answer an administrator's first question.
+func TestPrinterColumns(t *testing.T) {
+	bp := &omv1.Blueprint{
+		ObjectMeta: metav1.ObjectMeta{Name: "columns", Namespace: "default"},
+		Spec:       omv1.BlueprintSpec{ClusterServiceVersionName: "etcdoperator.v0.9.4", OldVersion: "etcdoperator.v0.9.2", Package: "etcd", Generation: 2},
+	}
+	if err := k8s.Create(ctx(t), bp); err != nil {
+		t.Fatal(err)
+	}
+	bp.Status = omv1.BlueprintStatus{Phase: omv1.BlueprintUpgrading, CurrentVersion: "0.9.2"}
+	if err := k8s.Status().Update(ctx(t), bp); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		resource string
+		want     map[string]string
+	}{
+		{"blueprints/columns", map[string]string{"Package": "etcd", "Current": "0.9.2", "Old": "etcdoperator.v0.9.2",
+			"Target": "etcdoperator.v0.9.4", "Phase": "Upgrading", "Revision": "2"}},
+	} {
+		table := getTable(t, tc.resource)
+		for col, want := range tc.want {
+			if got := table[col]; got != want {
+				t.Errorf("%s column %q = %q, want %q (all: %v)", tc.resource, col, got, want, table)
+			}
+		}
+	}
+	for _, kind := range []string{"subscriptions", "clusterserviceversions", "catalogsources"} {
+		if cols := tableColumns(t, kind); len(cols) < 5 {
+			t.Errorf("%s has only columns %v", kind, cols)
+		}
+	}
+}
