@@ -39,9 +39,12 @@ const (
 	binScheduler  = "kube-scheduler"
 	binKwok       = "kwok"
 	kwokStages    = "kwok-stages.yaml"
+	// BinKubectl is built too, so people and tests look at the local cluster with the
+	// kubectl of the same version.
+	BinKubectl = "kubectl"
 )
 
-var allBinaries = []string{binEtcd, binAPIServer, binController, binScheduler, binKwok, kwokStages}
+var allBinaries = []string{binEtcd, binAPIServer, binController, binScheduler, BinKubectl, binKwok, kwokStages}
 
 // BinDir is where the control-plane binaries live: $OPM_CONTROLPLANE_DIR, or a directory
 // of the user cache keyed by the versions above. It is outside any checkout, so clean
@@ -86,7 +89,7 @@ func EnsureBinaries(ctx context.Context, progress io.Writer) (string, error) {
 		return "", fmt.Errorf("control-plane binaries missing in %s (%v) and cannot be built: %w", dir, missing(dir), err)
 	}
 	fmt.Fprintf(progress, "operator-manager: building the local control plane from source through the Go module proxy\n"+
-		"  kube-apiserver, kube-controller-manager, kube-scheduler (Kubernetes %s), etcd %s, kwok %s\n"+
+		"  kube-apiserver, kube-controller-manager, kube-scheduler, kubectl (Kubernetes %s), etcd %s, kwok %s\n"+
 		"  into %s\n"+
 		"  This happens once per version: compiling Kubernetes takes about 10 minutes on 2 cores\n"+
 		"  (more with a cold module cache); later starts reuse the binaries at once.\n",
@@ -130,10 +133,10 @@ func build(ctx context.Context, tools, dir string, progress io.Writer) error {
 		what string
 		args []string
 	}{
-		{"kube-apiserver, kube-controller-manager, kube-scheduler and etcd",
+		{"kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and etcd",
 			[]string{"build", "-C", filepath.Join(tools, "kube"), "-trimpath", "-ldflags", ldflags, "-o", tmp + "/",
 				"k8s.io/kubernetes/cmd/kube-apiserver", "k8s.io/kubernetes/cmd/kube-controller-manager",
-				"k8s.io/kubernetes/cmd/kube-scheduler", "./etcd"}},
+				"k8s.io/kubernetes/cmd/kube-scheduler", "k8s.io/kubernetes/cmd/kubectl", "./etcd"}},
 		{"kwok", []string{"build", "-C", filepath.Join(tools, "kwok"), "-trimpath", "-ldflags", "-s -w", "-o", tmp + "/", "sigs.k8s.io/kwok/cmd/kwok"}},
 	}
 	for _, s := range steps {

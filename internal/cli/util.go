@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+)
+
+// bindGoFlags adds the Go flags a library binds (zap's log options) to the command.
+func bindGoFlags(cmd *cobra.Command, bind func(*flag.FlagSet)) {
+	fs := flag.NewFlagSet(cmd.Name(), flag.ContinueOnError)
+	bind(fs)
+	cmd.Flags().AddGoFlagSet(fs)
+}
+
+func defaultCacheDir() string {
+	if dir, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(dir, "operator-manager", "bundles")
+	}
+	return filepath.Join(os.TempDir(), "operator-manager", "bundles")
+}
+
+// output is the -o flag every listing verb shares: a table by default, or json or yaml.
+type output struct{ format string }
+
+func (o *output) bind(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&o.format, "output", "o", "table", "output format: table, json or yaml")
+}
+
+// print writes v as JSON or YAML, or calls table with a tabwriter.
+func (o *output) print(w io.Writer, v any, table func(tw *tabwriter.Writer)) error {
+	switch o.format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	case "yaml":
+		data, err := yaml.Marshal(v)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(data)
+		return err
+	case "table", "":
+		tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
+		table(tw)
+		return tw.Flush()
+	default:
+		return fmt.Errorf("unknown output format %q: use table, json or yaml", o.format)
+	}
+}
