@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -35,18 +36,29 @@ is driven by Subscription objects or by the verbs below.`,
 	}
 	root.PersistentFlags().StringVar(&g.kubeconfig, "kubeconfig", "", "path to a kubeconfig (default: $KUBECONFIG, ~/.kube/config, or in-cluster)")
 	root.PersistentFlags().StringVarP(&g.namespace, "namespace", "n", "", "namespace (default: the kubeconfig context's)")
-	root.AddCommand(newRunCmd(g), newDevCmd(), newCRDsCmd(g), newVersionCmd())
+	root.AddCommand(newInstallCmd(g), newUninstallCmd(g), newListCmd(g), newStatusCmd(g),
+		newRunCmd(g), newDevCmd(), newCatalogCmd(), newCRDsCmd(g), newVersionCmd())
 	return root
 }
 
 // Execute runs the command line and returns the process exit code.
 func Execute() int {
-	if err := NewRoot().Execute(); err != nil {
+	err := NewRoot().Execute()
+	var silent silentError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &silent):
+		return 1
+	default:
 		fmt.Fprintln(os.Stderr, "Error:", err)
 		return 1
 	}
-	return 0
 }
+
+// silentError fails the command after it has already said why on its output (as
+// `catalog validate` does), so nothing more is printed.
+type silentError struct{ error }
 
 func (g *globals) restConfig() (*rest.Config, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
@@ -66,6 +78,16 @@ func (g *globals) ns() (string, error) {
 	rules.ExplicitPath = g.kubeconfig
 	ns, _, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).Namespace()
 	return ns, err
+}
+
+// clientAndNamespace returns a client and the namespace the verb acts in.
+func (g *globals) clientAndNamespace() (client.Client, string, error) {
+	c, err := g.client()
+	if err != nil {
+		return nil, "", err
+	}
+	ns, err := g.ns()
+	return c, ns, err
 }
 
 func (g *globals) client() (client.Client, error) {

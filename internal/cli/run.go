@@ -2,11 +2,13 @@ package cli
 
 import (
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/operator-manager/operator-manager/internal/controller"
 	"github.com/operator-manager/operator-manager/internal/manager"
 )
 
@@ -30,11 +32,19 @@ local runs).`,
 			if opts.Namespace == "" {
 				opts.Namespace = defaultNamespace(inCluster)
 			}
+			if opts.CatalogDir != "" {
+				abs, err := filepath.Abs(opts.CatalogDir)
+				if err != nil {
+					return err
+				}
+				opts.CatalogDir = abs
+				opts.CatalogDirs = append(opts.CatalogDirs, abs)
+			}
 			cfg, err := g.restConfig()
 			if err != nil {
 				return err
 			}
-			return manager.Run(ctrl.SetupSignalHandler(), cfg, opts, controllers()...)
+			return manager.Run(ctrl.SetupSignalHandler(), cfg, opts, controller.All()...)
 		},
 	}
 	f := cmd.Flags()
@@ -43,7 +53,8 @@ local runs).`,
 	f.BoolVar(&opts.LeaderElect, "leader-elect", false, "elect one active manager through a Lease (default: on in a cluster, off locally)")
 	f.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the manager's namespace)")
 	f.StringVar(&opts.Namespace, "manager-namespace", "", "namespace of the manager's own objects, such as the default CatalogSource (default: $POD_NAMESPACE, or operator-manager-system in a cluster, default locally)")
-	f.StringVar(&opts.CatalogDir, "catalog", "", "directory of the default catalog")
+	f.StringVar(&opts.CatalogDir, "catalog", "", "directory of the default catalog, kept as the CatalogSource \"default\" in the manager's namespace")
+	f.StringSliceVar(&opts.CatalogDirs, "catalog-dirs", nil, "further directories Directory CatalogSources may read (the --catalog directory always may)")
 	f.StringVar(&opts.CacheDir, "cache-dir", defaultCacheDir(), "directory of the bundle cache (bundles by digest, for installs and rollbacks without the catalog)")
 	bindGoFlags(cmd, zapOpts.BindFlags)
 	return cmd

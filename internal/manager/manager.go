@@ -32,6 +32,9 @@ type Options struct {
 	Namespace string
 	// CatalogDir is the default catalog: a directory of bundles.
 	CatalogDir string
+	// CatalogDirs are the directories Directory CatalogSources may read; CatalogDir is
+	// always among them.
+	CatalogDirs []string
 	// CacheDir keeps fetched bundles by digest, so rollbacks need no network.
 	CacheDir string
 }

@@ -25,12 +25,12 @@ func Main(m *testing.M, flavour Flavour, env **Env, setup ...func(*Env) error) i
 		return 1
 	}
 	defer e.Stop()
+	*env = e
 	for _, s := range setup {
 		if err := s(e); err != nil {
 			fmt.Fprintf(os.Stderr, "setting up the local control plane: %v\n", err)
 			return 1
 		}
 	}
-	*env = e
 	return m.Run()
 }

@@ -1,0 +1,103 @@
+// Package bundlecache keeps bundles on local disk by content digest, so that a version
+// already installed once can be installed again, or rolled back to, with the catalog
+// unreachable. Entries are verified against their digest on write and on read.
+package bundlecache
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/operator-manager/operator-manager/internal/catalog"
+)
+
+// ErrNotCached is wrapped by Get for a digest the cache does not hold.
+var ErrNotCached = errors.New("bundle not in the local cache")
+
+// Cache is a directory of bundles, one file per digest.
+type Cache struct{ Dir string }
+
+type entry struct {
+	Digest string         `json:"digest"`
+	Files  []catalog.File `json:"files"`
+}
+
+func (c *Cache) path(digest string) (string, error) {
+	if !catalog.ValidDigest(digest) {
+		return "", fmt.Errorf("invalid bundle digest %q", digest)
+	}
+	return filepath.Join(c.Dir, strings.TrimPrefix(digest, "sha256:")+".json"), nil
+}
+
+// Put stores a bundle's files under digest, after checking they have that digest. It
+// writes a temporary file and renames it, so a crash never leaves a torn entry.
+func (c *Cache) Put(digest string, files []catalog.File) error {
+	p, err := c.path(digest)
+	if err != nil {
+		return err
+	}
+	if got := catalog.DigestFiles(files); got != digest {
+		return fmt.Errorf("caching bundle %s: its files have digest %s", digest, got)
+	}
+	if _, err := os.Stat(p); err == nil {
+		return nil // content-addressed: already there means already right
+	}
+	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
+		return fmt.Errorf("creating the bundle cache %s: %w", c.Dir, err)
+	}
+	data, err := json.Marshal(entry{Digest: digest, Files: files})
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(c.Dir, ".put-*")
+	if err != nil {
+		return fmt.Errorf("caching bundle %s: %w", digest, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("caching bundle %s: %w", digest, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), p)
+}
+
+// Get returns the files of a cached bundle, checked against digest.
+func (c *Cache) Get(digest string) ([]catalog.File, error) {
+	p, err := c.path(digest)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s", ErrNotCached, digest)
+	} else if err != nil {
+		return nil, err
+	}
+	var e entry
+	if err := json.Unmarshal(data, &e); err != nil {
+		return nil, fmt.Errorf("reading cached bundle %s: %w", p, err)
+	}
+	if got := catalog.DigestFiles(e.Files); got != digest {
+		return nil, fmt.Errorf("cached bundle %s is corrupt: its files have digest %s", p, got)
+	}
+	return e.Files, nil
+}
+
+// Delete removes a bundle from the cache (history retention prunes with it).
+func (c *Cache) Delete(digest string) error {
+	p, err := c.path(digest)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}

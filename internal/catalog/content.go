@@ -1,0 +1,167 @@
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/blang/semver/v4"
+	"github.com/operator-framework/api/pkg/operators/v1alpha1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+// ErrDigestMismatch is wrapped when a bundle's files no longer match the digest recorded
+// at load: the catalog changed on disk and must be reloaded.
+var ErrDigestMismatch = errors.New("bundle content does not match its digest")
+
+// ErrNoContent is wrapped when a File-Based Catalog bundle carries no manifests of its
+// own (only an image reference, which this package does not pull).
+var ErrNoContent = errors.New("bundle content not in the catalog")
+
+// BundleContent is the parsed content of a bundle, read on demand.
+type BundleContent struct {
+	Bundle *Bundle
+	CSV    *v1alpha1.ClusterServiceVersion
+	// CRDs are CustomResourceDefinitions as written, of any apiextensions version.
+	CRDs []*unstructured.Unstructured
+	// Objects are the other manifests (RBAC, Services, ConfigMaps, ...).
+	Objects []*unstructured.Unstructured
+}
+
+// Files reads a bundle's files back from the catalog directory and checks them against
+// the digest recorded at load.
+func (c *Catalog) Files(b *Bundle) ([]File, error) {
+	root, err := os.OpenRoot(c.Root)
+	if err != nil {
+		return nil, fmt.Errorf("reading bundle %s: %w", b.Ref(), err)
+	}
+	defer root.Close()
+	r := &fsReader{root: root, maxSize: c.opts.MaxFileSize}
+	var files []File
+	if b.Layout == LayoutFBC {
+		files, err = c.fbcFiles(r, b)
+	} else {
+		files, err = dirFiles(r, b)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading bundle %s: %w", b.Ref(), err)
+	}
+	if got := DigestFiles(files); got != b.Digest {
+		return nil, fmt.Errorf("reading bundle %s from %s: %w (loaded %s, now %s)", b.Ref(), b.RelPath, ErrDigestMismatch, b.Digest, got)
+	}
+	return files, nil
+}
+
+func dirFiles(r *fsReader, b *Bundle) ([]File, error) {
+	files := make([]File, 0, len(b.Files))
+	for _, name := range b.Files {
+		data, err := r.readFile(path.Join(b.RelPath, name))
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, File{Name: name, Data: data})
+	}
+	return files, nil
+}
+
+// fbcFiles re-reads the catalog file holding an FBC bundle and rebuilds its files.
+func (c *Catalog) fbcFiles(r *fsReader, b *Bundle) ([]File, error) {
+	data, err := r.readFile(b.RelPath)
+	if err != nil {
+		return nil, err
+	}
+	blobs, _ := parseFBC(data)
+	for _, blob := range blobs {
+		if blob.Schema == schemaBundle && blob.Package == b.Package && blob.Name == b.CSVName {
+			_, files, err := fbcBundleFiles(r, b.RelPath, blob, true)
+			return files, err
+		}
+	}
+	return nil, fmt.Errorf("%s: olm.bundle %q of package %q: %w", b.RelPath, b.CSVName, b.Package, ErrNotFound)
+}
+
+// Content reads a bundle back from disk, checks its digest and parses its manifests.
+func (c *Catalog) Content(b *Bundle) (*BundleContent, error) {
+	if b.Layout == LayoutFBC && !slices.ContainsFunc(b.Files, func(f string) bool { return f != fbcBlobFile }) {
+		return nil, fmt.Errorf("reading bundle %s: %w: the catalog entry has no olm.bundle.object, its manifests are only in the image %q", b.Ref(), ErrNoContent, b.Image)
+	}
+	files, err := c.Files(b)
+	if err != nil {
+		return nil, err
+	}
+	bc, err := ContentFromFiles(files)
+	if err != nil {
+		return nil, fmt.Errorf("parsing bundle %s: %w", b.Ref(), err)
+	}
+	bc.Bundle = b
+	if bc.CSV.Spec.Version.Version.Equals(zeroVersion) {
+		// spec.version was absent; the loader derived the version from the names.
+		bc.CSV.Spec.Version.Version = b.Version
+	}
+	return bc, nil
+}
+
+// ContentFromFiles parses a bundle's files, as returned by Catalog.Files or fetched from
+// a remote catalog: metadata/ and the FBC blob file are skipped, every other file's
+// documents are the bundle's manifests, exactly one of them a CSV.
+func ContentFromFiles(files []File) (*BundleContent, error) {
+	bc := &BundleContent{}
+	for _, f := range files {
+		if f.Name == fbcBlobFile || strings.HasPrefix(f.Name, "metadata/") {
+			continue
+		}
+		for _, doc := range splitDocuments(f.Data) {
+			if err := bc.add(f.Name, doc); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if bc.CSV == nil {
+		return nil, errors.New("no ClusterServiceVersion among the bundle's files")
+	}
+	return bc, nil
+}
+
+func (bc *BundleContent) add(file string, doc document) error {
+	if sniffKind(doc.data) == csvKind {
+		if err := bc.addCSV(file, doc); !errors.Is(err, errNotCSV) {
+			return err
+		}
+	}
+	obj := &unstructured.Unstructured{}
+	if err := noPanic("decoding manifest", func() error { return yaml.Unmarshal(doc.data, &obj.Object) }); err != nil {
+		return docError(file, doc, err)
+	}
+	switch obj.GetKind() {
+	case "":
+		return docError(file, doc, errors.New("not a Kubernetes object: kind is missing"))
+	case csvKind:
+		return bc.addCSV(file, doc)
+	case crdKind:
+		bc.CRDs = append(bc.CRDs, obj)
+	default:
+		bc.Objects = append(bc.Objects, obj)
+	}
+	return nil
+}
+
+func (bc *BundleContent) addCSV(file string, doc document) error {
+	csv, versionErr, err := parseCSV(doc.data)
+	if err == nil && versionErr != nil && !errors.Is(versionErr, errVersionAbsent) {
+		err = versionErr
+	}
+	if err != nil {
+		return docError(file, doc, err)
+	}
+	if bc.CSV != nil {
+		return fmt.Errorf("%s: a second ClusterServiceVersion, %q", file, csv.Name)
+	}
+	bc.CSV = csv
+	return nil
+}
+
+var zeroVersion semver.Version

@@ -1,0 +1,146 @@
+package catalog
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Every parser of catalog input returns an error on bad input and never panics. The seed
+// corpora are the fixtures; inputs the fuzzer found that once failed are kept in
+// testdata/fuzz/<FuzzName>/.
+//
+//	go test -run=^$ -fuzz=FuzzParseCSV -fuzztime=20s ./internal/catalog/
+
+// addFiles seeds a fuzz target with the fixture files matching a glob.
+func addFiles(f *testing.F, globs ...string) {
+	f.Helper()
+	for _, g := range globs {
+		files, err := filepath.Glob(g)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, file := range files {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(data)
+		}
+	}
+}
+
+// checkNoDecoderPanic fails when a third-party decoder panicked: noPanic turned it into
+// an error, which is what production wants, but the fuzzer should still show it.
+func checkNoDecoderPanic(t *testing.T, err error) {
+	if err != nil && strings.Contains(err.Error(), "decoder panic") {
+		t.Errorf("decoder panicked: %v", err)
+	}
+}
+
+func FuzzParseCSV(f *testing.F) {
+	addFiles(f, "testdata/layouts/*/*/*clusterserviceversion.yaml", "testdata/layouts/*/*/manifests/*.clusterserviceversion.yaml", "testdata/bad/*/*/csv.yaml")
+	f.Add([]byte("kind: ClusterServiceVersion\nmetadata: {name: x}\nspec: {version: 1}\n"))
+	f.Add([]byte("kind: ClusterServiceVersion\nmetadata: {name: x, annotations: {olm.skipRange: '>=1'}}\nspec: {customresourcedefinitions: {owned: [{name: a}]}}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		csv, versionErr, err := parseCSV(data)
+		checkNoDecoderPanic(t, err)
+		if err != nil {
+			return
+		}
+		if csv == nil || csv.Name == "" {
+			t.Fatalf("no error but CSV %v", csv)
+		}
+		_ = versionErr
+		var b Bundle
+		_ = applyCSV(&b, csv)
+	})
+}
+
+func FuzzParseManifest(f *testing.F) {
+	addFiles(f, "testdata/layouts/*/*/*.yaml", "testdata/layouts/*/*/manifests/*.yaml", "testdata/bad/*/*/*.yaml")
+	f.Add([]byte("apiVersion: v1\nkind: CustomResourceDefinition\nspec: [1]\n"))
+	f.Add([]byte("{\"kind\":\"CustomResourceDefinition\",\"apiVersion\":\"x\"}\n{\"a\":1}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		docs := splitDocuments(data)
+		for _, d := range docs {
+			if !bytes.Contains(data, d.data) || d.line < 1 {
+				t.Fatalf("document %q at line %d is not from the input", d.data, d.line)
+			}
+			_, err := parseManifest(d.data)
+			checkNoDecoderPanic(t, err)
+		}
+		_, err := ContentFromFiles([]File{{Name: "m.yaml", Data: data}})
+		checkNoDecoderPanic(t, err)
+	})
+}
+
+func FuzzParsePackageManifest(f *testing.F) {
+	addFiles(f, "testdata/*/*/*.package.yaml")
+	f.Add([]byte("packageName: p\nchannels:\n- {name: a, currentCSV: b}\n"))
+	f.Add([]byte("packageName: p\nchannels: [&a {name: *a}]\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		pm, err := parsePackageManifest(data)
+		checkNoDecoderPanic(t, err)
+		if err == nil && (pm.PackageName == "" || len(pm.Channels) == 0 || pm.DefaultChannel == "") {
+			t.Fatalf("accepted an incomplete package manifest %+v", pm)
+		}
+	})
+}
+
+func FuzzParseAnnotations(f *testing.F) {
+	addFiles(f, "testdata/layouts/*/*/metadata/annotations.yaml")
+	f.Add([]byte("annotations: {operators.operatorframework.io.bundle.package.v1: p, operators.operatorframework.io.bundle.channels.v1: ',,a'}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		a, err := parseAnnotations(data)
+		checkNoDecoderPanic(t, err)
+		if err == nil && (a.Package == "" || len(a.Channels) == 0) {
+			t.Fatalf("accepted incomplete annotations %+v", a)
+		}
+	})
+}
+
+func FuzzParseDependencies(f *testing.F) {
+	addFiles(f, "testdata/layouts/*/*/metadata/dependencies.yaml")
+	f.Add([]byte("dependencies:\n- type: olm.package\n  value: {packageName: p, version: '>=1.0.0 <2.0.0 || 3.x'}\n"))
+	f.Add([]byte("dependencies:\n- type: olm.constraint\n  value: {cel: {rule: 'true'}}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		deps, _, err := parseDependencies(data)
+		checkNoDecoderPanic(t, err)
+		for _, d := range deps {
+			if d.Type == DependencyPackage && d.Versions.Range == nil {
+				t.Fatalf("package dependency without a range: %+v", d)
+			}
+		}
+	})
+}
+
+func FuzzParseFBC(f *testing.F) {
+	addFiles(f, "testdata/layouts/*/catalog.yaml", "testdata/layouts/index.json", "testdata/bad/*/catalog.yaml")
+	f.Add([]byte(`{"schema":"olm.bundle","package":"p","name":"p.v1","properties":[{"type":"olm.bundle.object","value":{"data":"a2luZDogeA=="}}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		blobs, errs := parseFBC(data)
+		for _, err := range errs {
+			checkNoDecoderPanic(t, err)
+		}
+		for _, blob := range blobs {
+			if blob.Schema != schemaBundle {
+				continue
+			}
+			fb, err := bundleFromFBC("p/catalog.yaml", blob)
+			if err != nil {
+				continue
+			}
+			for i, o := range fb.objects {
+				if o.Ref != "" && escapes(o.Ref) {
+					t.Fatalf("object ref %q escapes", o.Ref)
+				}
+				if len(o.Data) > 0 {
+					checkNoDecoderPanic(t, applyObjects(fb.bundle, File{Name: objectFileName(i, o), Data: o.Data}))
+				}
+			}
+		}
+	})
+}

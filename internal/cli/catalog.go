@@ -1,0 +1,266 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/operator-manager/operator-manager/internal/catalog"
+)
+
+func newCatalogCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "catalog",
+		Short: "Read, check and serve catalogs of OperatorHub-format bundles",
+		Long: `catalog reads a catalog directory in any layout operator-manager understands: the
+original flat <package>/<version>/ folders, package manifests (<package>.package.yaml),
+bundles (manifests/ and metadata/), and File-Based Catalogs.`,
+	}
+	cmd.AddCommand(newCatalogListCmd(), newCatalogSearchCmd(), newCatalogShowCmd(), newCatalogValidateCmd())
+	return cmd
+}
+
+func loadCatalog(dir string) (*catalog.Catalog, error) {
+	cat, err := catalog.Load(dir, catalog.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return cat, nil
+}
+
+func latest(p *catalog.Package) *catalog.Bundle {
+	if len(p.Bundles) == 0 {
+		return nil
+	}
+	return p.Bundles[len(p.Bundles)-1]
+}
+
+func channelNames(p *catalog.Package) string {
+	var names []string
+	for _, c := range p.Channels {
+		names = append(names, c.Name)
+	}
+	return strings.Join(names, ",")
+}
+
+// packageRow is one package in `catalog list`.
+type packageRow struct {
+	Name           string   `json:"name"`
+	DefaultChannel string   `json:"defaultChannel"`
+	Channels       []string `json:"channels"`
+	Latest         string   `json:"latest"`
+	Bundles        int      `json:"bundles"`
+	Layout         string   `json:"layout"`
+}
+
+func newCatalogListCmd() *cobra.Command {
+	out := &output{}
+	cmd := &cobra.Command{
+		Use:   "list DIR",
+		Short: "List the packages of a catalog",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cat, err := loadCatalog(args[0])
+			if err != nil {
+				return err
+			}
+			var rows []packageRow
+			for _, p := range cat.Packages() {
+				row := packageRow{Name: p.Name, DefaultChannel: p.DefaultChannel, Bundles: len(p.Bundles), Layout: string(p.Layout)}
+				for _, c := range p.Channels {
+					row.Channels = append(row.Channels, c.Name)
+				}
+				if b := latest(p); b != nil {
+					row.Latest = b.Version.String()
+				}
+				rows = append(rows, row)
+			}
+			return out.print(cmd.OutOrStdout(), rows, func(tw *tabwriter.Writer) {
+				fmt.Fprintln(tw, "PACKAGE\tDEFAULT CHANNEL\tCHANNELS\tLATEST\tBUNDLES\tLAYOUT")
+				for _, r := range rows {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", r.Name, r.DefaultChannel, strings.Join(r.Channels, ","), r.Latest, r.Bundles, r.Layout)
+				}
+			})
+		},
+	}
+	out.bind(cmd)
+	return cmd
+}
+
+// searchHit is one bundle that matches `catalog search`.
+type searchHit struct {
+	Package string `json:"package"`
+	Version string `json:"version"`
+	CSV     string `json:"csv"`
+	Match   string `json:"match"`
+}
+
+func newCatalogSearchCmd() *cobra.Command {
+	out := &output{}
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "search DIR TERM",
+		Short: "Find packages by name, CSV name, or the kinds and groups of the CRDs they provide",
+		Long: `search matches TERM (case-insensitive, a substring) against package names, CSV names
+and the group and kind of each owned CRD. It shows the newest matching version of each
+package; --all shows every matching version.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cat, err := loadCatalog(args[0])
+			if err != nil {
+				return err
+			}
+			hits := search(cat, strings.ToLower(args[1]), all)
+			return out.print(cmd.OutOrStdout(), hits, func(tw *tabwriter.Writer) {
+				fmt.Fprintln(tw, "PACKAGE\tVERSION\tCSV\tMATCH")
+				for _, h := range hits {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", h.Package, h.Version, h.CSV, h.Match)
+				}
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "show every matching version, not only the newest of each package")
+	out.bind(cmd)
+	return cmd
+}
+
+// search is the matching of `catalog search`: newest version first within a package.
+func search(cat *catalog.Catalog, term string, all bool) []searchHit {
+	var hits []searchHit
+	for _, p := range cat.Packages() {
+		for i := len(p.Bundles) - 1; i >= 0; i-- {
+			b := p.Bundles[i]
+			match := ""
+			switch {
+			case strings.Contains(strings.ToLower(p.Name), term):
+				match = "package " + p.Name
+			case strings.Contains(strings.ToLower(b.CSVName), term):
+				match = "csv " + b.CSVName
+			default:
+				for _, c := range b.OwnedCRDs {
+					if strings.Contains(strings.ToLower(c.Kind), term) || strings.Contains(strings.ToLower(c.Group), term) {
+						match = "provides " + c.GVK().String()
+						break
+					}
+				}
+			}
+			if match == "" {
+				continue
+			}
+			hits = append(hits, searchHit{Package: p.Name, Version: b.Version.String(), CSV: b.CSVName, Match: match})
+			if !all {
+				break
+			}
+		}
+	}
+	return hits
+}
+
+// packageDetail is `catalog show`'s document.
+type packageDetail struct {
+	*catalog.Package
+	Edges   map[string][]catalog.Edge `json:"edges"`
+	Bundles []*catalog.Bundle         `json:"bundles"`
+}
+
+func newCatalogShowCmd() *cobra.Command {
+	out := &output{}
+	cmd := &cobra.Command{
+		Use:   "show DIR PACKAGE",
+		Short: "Show a package: channels, heads, upgrade edges and versions",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cat, err := loadCatalog(args[0])
+			if err != nil {
+				return err
+			}
+			p := cat.Package(args[1])
+			if p == nil {
+				var names []string
+				for _, p := range cat.Packages() {
+					names = append(names, p.Name)
+				}
+				return fmt.Errorf("package %q is not in catalog %s; it has: %s", args[1], args[0], strings.Join(names, ", "))
+			}
+			detail := packageDetail{Package: p, Edges: map[string][]catalog.Edge{}, Bundles: p.Bundles}
+			for _, c := range p.Channels {
+				detail.Edges[c.Name] = c.Edges()
+			}
+			return out.print(cmd.OutOrStdout(), detail, func(tw *tabwriter.Writer) { showTable(tw, p) })
+		},
+	}
+	out.bind(cmd)
+	return cmd
+}
+
+func showTable(w io.Writer, p *catalog.Package) {
+	fmt.Fprintf(w, "Package:\t%s\nLayout:\t%s\nDefault channel:\t%s\n\n", p.Name, p.Layout, p.DefaultChannel)
+	fmt.Fprintln(w, "CHANNEL\tCSV\tVERSION\tHEAD\tUPGRADES FROM")
+	for _, c := range p.Channels {
+		from := map[string][]string{}
+		for _, e := range c.Edges() {
+			from[e.To] = append(from[e.To], e.From+" ("+string(e.Kind)+")")
+		}
+		for _, e := range c.Entries {
+			head := ""
+			if e.Name == c.Head {
+				head = "*"
+			}
+			version := ""
+			if e.Bundle != nil {
+				version = e.Bundle.Version.String()
+			}
+			sort.Strings(from[e.Name])
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", c.Name, e.Name, version, head, strings.Join(from[e.Name], ", "))
+		}
+	}
+}
+
+// validation is `catalog validate -o json`'s document, for catalog pipelines.
+type validation struct {
+	Bundles  int                 `json:"bundles"`
+	Loaded   int                 `json:"loaded"`
+	Rejected []catalog.Rejection `json:"rejected"`
+}
+
+// errRejected makes `catalog validate` exit non-zero after it printed the rejections.
+var errRejected = silentError{errors.New("the catalog has rejected bundles")}
+
+func newCatalogValidateCmd() *cobra.Command {
+	out := &output{}
+	cmd := &cobra.Command{
+		Use:   "validate DIR",
+		Short: "Load every bundle of a catalog, print each rejected one with its reason, and fail if any is",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cat, err := loadCatalog(args[0])
+			if err != nil {
+				return err
+			}
+			v := validation{Loaded: len(cat.Bundles()), Rejected: cat.Rejections}
+			if v.Rejected == nil {
+				v.Rejected = []catalog.Rejection{}
+			}
+			v.Bundles = v.Loaded + len(v.Rejected)
+			if err := out.print(cmd.OutOrStdout(), v, func(tw *tabwriter.Writer) {
+				for _, r := range v.Rejected {
+					fmt.Fprintf(tw, "REJECTED\t%s\t%s\n", r.Path, r.Reason)
+				}
+				fmt.Fprintf(tw, "%d bundles, %d loaded, %d rejected\n", v.Bundles, v.Loaded, len(v.Rejected))
+			}); err != nil {
+				return err
+			}
+			if len(v.Rejected) > 0 {
+				return errRejected
+			}
+			return nil
+		},
+	}
+	out.bind(cmd)
+	return cmd
+}

@@ -1,0 +1,332 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+)
+
+func newInstallCmd(g *globals) *cobra.Command {
+	var spec omv1.SubscriptionSpec
+	var wait bool
+	var timeout, health time.Duration
+	cmd := &cobra.Command{
+		Use:   "install NAME (--csv PACKAGE.VERSION | --package PACKAGE [--channel C] [--version V])",
+		Short: "Install an operator: create (or update) its Subscription, and with --wait follow it to the end",
+		Example: `  operator-manager install prometheus --csv prometheus.0.22.2 --wait
+  operator-manager install cache --package cache-operator --version ">=1.1.0 <1.3.0" --catalog samples --wait`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if (spec.StartingCSV == "") == (spec.Package == "") {
+				return errors.New("give exactly one of --csv and --package")
+			}
+			c, ns, err := g.clientAndNamespace()
+			if err != nil {
+				return err
+			}
+			spec.Option = omv1.OptionCreate
+			if health > 0 {
+				spec.Health = &omv1.HealthPolicy{Timeout: &metav1.Duration{Duration: health}}
+			}
+			sub := &omv1.Subscription{ObjectMeta: metav1.ObjectMeta{Name: args[0], Namespace: ns}}
+			ctx := cmd.Context()
+			err = c.Get(ctx, client.ObjectKeyFromObject(sub), sub)
+			switch {
+			case apierrors.IsNotFound(err):
+				sub.Spec = spec
+				if err := c.Create(ctx, sub); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "subscription %s/%s created\n", ns, sub.Name)
+			case err != nil:
+				return err
+			default:
+				patch := client.MergeFrom(sub.DeepCopy())
+				sub.Spec.StartingCSV, sub.Spec.Package, sub.Spec.Channel, sub.Spec.Version = spec.StartingCSV, spec.Package, spec.Channel, spec.Version
+				sub.Spec.Option = omv1.OptionCreate
+				if spec.Catalog != "" {
+					sub.Spec.Catalog = spec.Catalog
+				}
+				if spec.Health != nil {
+					sub.Spec.Health = spec.Health
+				}
+				if err := c.Patch(ctx, sub, patch); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "subscription %s/%s updated\n", ns, sub.Name)
+			}
+			if !wait {
+				return nil
+			}
+			return waitSubscription(ctx, c, client.ObjectKeyFromObject(sub), timeout, cmd.OutOrStdout(), installDone)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&spec.StartingCSV, "csv", "", "the version, as the original startingCSV: <package>.<version>, <package>.v<version> or a CSV name")
+	f.StringVar(&spec.Package, "package", "", "the catalog package")
+	f.StringVar(&spec.Channel, "channel", "", "the channel to follow (default: the package's default channel)")
+	f.StringVar(&spec.Version, "version", "", "an exact version or a semver range")
+	f.StringVar(&spec.Catalog, "catalog", "", "a CatalogSource in the namespace (default: the manager's default catalog)")
+	f.DurationVar(&health, "health-timeout", 0, "how long the new version may take to become healthy (default 5m)")
+	f.BoolVar(&wait, "wait", false, "wait until the operator is installed and healthy, printing progress")
+	f.DurationVar(&timeout, "timeout", 10*time.Minute, "how long --wait waits")
+	return cmd
+}
+
+func newUninstallCmd(g *globals) *cobra.Command {
+	var wait, deleteSub bool
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "uninstall NAME",
+		Short: "Uninstall an operator (option: delete); its CRDs and custom resources are kept",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, ns, err := g.clientAndNamespace()
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			sub := &omv1.Subscription{}
+			key := client.ObjectKey{Namespace: ns, Name: args[0]}
+			if err := c.Get(ctx, key, sub); err != nil {
+				return err
+			}
+			if deleteSub {
+				if err := c.Delete(ctx, sub); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "subscription %s deleted\n", key)
+			} else {
+				patch := client.MergeFrom(sub.DeepCopy())
+				sub.Spec.Option = omv1.OptionDelete
+				if err := c.Patch(ctx, sub, patch); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "subscription %s set to option: delete\n", key)
+			}
+			if !wait {
+				return nil
+			}
+			return waitSubscription(ctx, c, key, timeout, cmd.OutOrStdout(), uninstallDone)
+		},
+	}
+	cmd.Flags().BoolVar(&deleteSub, "delete-subscription", false, "delete the Subscription too, instead of keeping it with option: delete")
+	cmd.Flags().BoolVar(&wait, "wait", false, "wait until everything of the operator is removed, printing progress")
+	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long --wait waits")
+	return cmd
+}
+
+// doneFunc says whether waiting is over: done, and an error when it ended badly.
+type doneFunc func(sub *omv1.Subscription, gone bool) (bool, error)
+
+func installDone(sub *omv1.Subscription, gone bool) (bool, error) {
+	if gone {
+		return true, errors.New("the Subscription was deleted")
+	}
+	if sub.Status.ObservedGeneration < sub.Generation {
+		return false, nil
+	}
+	ready := meta.FindStatusCondition(sub.Status.Conditions, omv1.ConditionReady)
+	if ready != nil && ready.Status == metav1.ConditionTrue {
+		return true, nil
+	}
+	for _, typ := range []string{omv1.ConditionResolved, omv1.ConditionHealthy} {
+		c := meta.FindStatusCondition(sub.Status.Conditions, typ)
+		if c == nil || c.Status == metav1.ConditionTrue {
+			continue
+		}
+		switch c.Reason {
+		case omv1.ReasonHealthCheckFailed, "PackageNotFound", "VersionNotFound", "ChannelNotFound", "InvalidVersion",
+			omv1.ReasonCRDPreflightFailed, "CRDRefused", "PackageAlreadySubscribed", omv1.ReasonUnsatisfiable:
+			return true, fmt.Errorf("%s: %s", c.Reason, c.Message)
+		}
+	}
+	return false, nil
+}
+
+func uninstallDone(sub *omv1.Subscription, gone bool) (bool, error) {
+	if gone {
+		return true, nil
+	}
+	c := meta.FindStatusCondition(sub.Status.Conditions, omv1.ConditionInstalled)
+	return c != nil && c.Reason == omv1.ReasonUninstalled, nil
+}
+
+// waitSubscription polls a Subscription and prints each new state as a line, so a
+// person sees what is being waited for, until done says stop or the timeout passes.
+func waitSubscription(ctx context.Context, c client.Client, key client.ObjectKey, timeout time.Duration, w io.Writer, done doneFunc) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	start := time.Now()
+	last := ""
+	for {
+		sub := &omv1.Subscription{}
+		err := c.Get(ctx, key, sub)
+		gone := apierrors.IsNotFound(err)
+		if err != nil && !gone {
+			if ctx.Err() != nil {
+				return fmt.Errorf("timed out after %s waiting for %s", timeout, key)
+			}
+			return err
+		}
+		if line := progressLine(sub, gone); line != last {
+			fmt.Fprintf(w, "[%s] %s\n", duration.HumanDuration(time.Since(start)), line)
+			last = line
+		}
+		if ok, err := done(sub, gone); ok {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("timed out after %s waiting for %s; last state: %s", timeout, key, last)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+func progressLine(sub *omv1.Subscription, gone bool) string {
+	if gone {
+		return "subscription is gone"
+	}
+	parts := []string{}
+	if sub.Status.Opstatus != "" {
+		parts = append(parts, sub.Status.Opstatus)
+	}
+	for _, typ := range []string{omv1.ConditionReady} {
+		if c := meta.FindStatusCondition(sub.Status.Conditions, typ); c != nil {
+			parts = append(parts, fmt.Sprintf("%s=%s (%s): %s", c.Type, c.Status, c.Reason, c.Message))
+		}
+	}
+	if len(parts) == 0 {
+		return "waiting for the manager to pick the Subscription up"
+	}
+	return strings.Join(parts, " ")
+}
+
+// subscriptionRow is one line of `list`.
+type subscriptionRow struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Package   string `json:"package"`
+	Wanted    string `json:"wanted"`
+	Installed string `json:"installed"`
+	Status    string `json:"status"`
+	Ready     string `json:"ready"`
+	Reason    string `json:"reason"`
+	Age       string `json:"age"`
+}
+
+func newListCmd(g *globals) *cobra.Command {
+	out := &output{}
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List Subscriptions: package, wanted and installed version, status",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, ns, err := g.clientAndNamespace()
+			if err != nil {
+				return err
+			}
+			opts := []client.ListOption{}
+			if !all {
+				opts = append(opts, client.InNamespace(ns))
+			}
+			list := &omv1.SubscriptionList{}
+			if err := c.List(cmd.Context(), list, opts...); err != nil {
+				return err
+			}
+			var rows []subscriptionRow
+			for _, s := range list.Items {
+				row := subscriptionRow{Namespace: s.Namespace, Name: s.Name, Package: s.Status.Package, Installed: s.Status.InstalledVersion,
+					Status: s.Status.Opstatus, Age: duration.HumanDuration(time.Since(s.CreationTimestamp.Time))}
+				row.Wanted = s.Spec.StartingCSV
+				if row.Wanted == "" {
+					row.Wanted = strings.TrimSpace(s.Spec.Package + " " + s.Spec.Version)
+				}
+				if c := meta.FindStatusCondition(s.Status.Conditions, omv1.ConditionReady); c != nil {
+					row.Ready, row.Reason = string(c.Status), c.Reason
+				}
+				rows = append(rows, row)
+			}
+			return out.print(cmd.OutOrStdout(), rows, func(tw *tabwriter.Writer) {
+				fmt.Fprintln(tw, "NAMESPACE\tNAME\tPACKAGE\tWANTED\tINSTALLED\tSTATUS\tREADY\tREASON\tAGE")
+				for _, r := range rows {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Namespace, r.Name, r.Package, r.Wanted, r.Installed, r.Status, r.Ready, r.Reason, r.Age)
+				}
+			})
+		},
+	}
+	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "list in every namespace")
+	out.bind(cmd)
+	return cmd
+}
+
+// statusDoc is `status -o json|yaml`.
+type statusDoc struct {
+	Subscription *omv1.Subscription `json:"subscription"`
+	Blueprint    *omv1.Blueprint    `json:"blueprint,omitempty"`
+}
+
+func newStatusCmd(g *globals) *cobra.Command {
+	out := &output{}
+	cmd := &cobra.Command{
+		Use:   "status NAME",
+		Short: "Show one Subscription: what runs, its conditions and its revisions",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, ns, err := g.clientAndNamespace()
+			if err != nil {
+				return err
+			}
+			key := client.ObjectKey{Namespace: ns, Name: args[0]}
+			doc := statusDoc{Subscription: &omv1.Subscription{}}
+			if err := c.Get(cmd.Context(), key, doc.Subscription); err != nil {
+				return err
+			}
+			bp := &omv1.Blueprint{}
+			if err := c.Get(cmd.Context(), key, bp); err == nil {
+				doc.Blueprint = bp
+			}
+			return out.print(cmd.OutOrStdout(), doc, func(tw *tabwriter.Writer) { printStatus(tw, doc) })
+		},
+	}
+	out.bind(cmd)
+	return cmd
+}
+
+func printStatus(w io.Writer, doc statusDoc) {
+	s := doc.Subscription
+	fmt.Fprintf(w, "Subscription:\t%s/%s\n", s.Namespace, s.Name)
+	fmt.Fprintf(w, "Package:\t%s\nInstalled:\t%s (%s)\nStatus:\t%s\n", s.Status.Package, s.Status.InstalledVersion, s.Status.InstalledCSV, s.Status.Opstatus)
+	if bp := doc.Blueprint; bp != nil {
+		fmt.Fprintf(w, "Target:\t%s (phase %s)\n", bp.Spec.ClusterServiceVersionName, bp.Status.Phase)
+	}
+	fmt.Fprintln(w, "\nCONDITION\tSTATUS\tREASON\tMESSAGE")
+	for _, c := range s.Status.Conditions {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, c.Message)
+	}
+	if bp := doc.Blueprint; bp != nil && len(bp.Status.History) > 0 {
+		fmt.Fprintln(w, "\nREVISION\tCSV\tVERSION\tOUTCOME\tREASON\tSTARTED")
+		for _, h := range bp.Status.History {
+			started := ""
+			if h.StartTime != nil {
+				started = h.StartTime.UTC().Format(time.RFC3339)
+			}
+			fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n", h.Revision, h.CSVName, h.Version, h.Outcome, h.Reason, started)
+		}
+	}
+}

@@ -1,0 +1,176 @@
+// Package catalogsource reconciles CatalogSources: it loads each catalog, keeps it in a
+// Store for the other controllers, polls it by digest, and reports what it holds.
+package catalogsource
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	"github.com/operator-manager/operator-manager/internal/catalog"
+)
+
+// DefaultPollInterval applies when a CatalogSource does not set spec.pollInterval.
+const DefaultPollInterval = 10 * time.Minute
+
+// maxRejectedInStatus bounds status.rejected; status.rejectedCount has the full count.
+const maxRejectedInStatus = 50
+
+// Reconciler loads CatalogSources.
+type Reconciler struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+	Store    *Store
+	Clock    clock.PassiveClock
+	// AllowedDirs are the directories Directory sources may read (themselves and below),
+	// so that whoever may create a CatalogSource cannot make the manager read the rest
+	// of its filesystem.
+	AllowedDirs []string
+	// Load reads a directory catalog; catalog.LoadIfChanged by default.
+	Load func(dir string, previous *catalog.Catalog) (*catalog.Catalog, bool, error)
+}
+
+// +kubebuilder:rbac:groups=operators.coreos.com.operator-manager.domain,resources=catalogsources,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups=operators.coreos.com.operator-manager.domain,resources=catalogsources/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// SetupWithManager registers the controller.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	if r.Load == nil {
+		r.Load = func(dir string, prev *catalog.Catalog) (*catalog.Catalog, bool, error) {
+			return catalog.LoadIfChanged(dir, prev, catalog.Options{})
+		}
+	}
+	return ctrl.NewControllerManagedBy(mgr).For(&omv1.CatalogSource{}).Named("catalogsource").Complete(r)
+}
+
+// Reconcile loads one CatalogSource and writes its status once, only when it changed.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
+	cs := &omv1.CatalogSource{}
+	if err := r.Client.Get(ctx, req.NamespacedName, cs); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.Store.delete(req.NamespacedName)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	if !cs.DeletionTimestamp.IsZero() {
+		r.Store.delete(req.NamespacedName)
+		return ctrl.Result{}, nil
+	}
+	orig := cs.DeepCopy()
+	defer func() {
+		if equality.Semantic.DeepEqual(orig.Status, cs.Status) {
+			return
+		}
+		if err := r.Client.Status().Patch(ctx, cs, client.MergeFrom(orig)); err != nil && retErr == nil {
+			retErr = fmt.Errorf("patching status of CatalogSource %s: %w", req, err)
+		}
+	}()
+
+	poll := DefaultPollInterval
+	if cs.Spec.PollInterval != nil && cs.Spec.PollInterval.Duration > 0 {
+		poll = cs.Spec.PollInterval.Duration
+	}
+	prev := r.Store.Get(req.NamespacedName)
+	cat, changed, err := r.load(cs, prev)
+	if err != nil {
+		msg := err.Error()
+		if prev != nil {
+			// Keep serving the last good catalog: installs and rollbacks go on.
+			msg += "; the previously loaded catalog (digest " + prev.Digest + ") is still used"
+		}
+		meta.SetStatusCondition(&cs.Status.Conditions, metav1.Condition{
+			Type: omv1.ConditionReady, Status: metav1.ConditionFalse, Reason: omv1.ReasonLoadFailed,
+			Message: msg, ObservedGeneration: cs.Generation,
+		})
+		r.Recorder.Eventf(cs, nil, corev1.EventTypeWarning, omv1.ReasonLoadFailed, "Load", "%v", err)
+		cs.Status.ObservedGeneration = cs.Generation
+		// Retry with backoff, but at least by the next poll.
+		return ctrl.Result{RequeueAfter: min(poll, time.Minute)}, nil
+	}
+	r.Store.set(req.NamespacedName, cat)
+	if changed || cs.Status.Digest != cat.Digest {
+		log.FromContext(ctx).Info("Loaded catalog", "digest", cat.Digest, "packages", len(cat.Packages()),
+			"bundles", len(cat.Bundles()), "rejected", len(cat.Rejections))
+		if cs.Status.Digest != cat.Digest {
+			now := metav1.NewTime(r.Clock.Now())
+			cs.Status.LastSync = &now
+			r.Recorder.Eventf(cs, nil, corev1.EventTypeNormal, omv1.ReasonLoaded, "Load",
+				"Loaded %d packages and %d bundles (%d rejected), digest %s", len(cat.Packages()), len(cat.Bundles()), len(cat.Rejections), cat.Digest)
+		}
+	}
+	setLoadedStatus(&cs.Status, cat)
+	meta.SetStatusCondition(&cs.Status.Conditions, metav1.Condition{
+		Type: omv1.ConditionReady, Status: metav1.ConditionTrue, Reason: omv1.ReasonLoaded,
+		Message:            fmt.Sprintf("%d packages, %d bundles, %d rejected", len(cat.Packages()), len(cat.Bundles()), len(cat.Rejections)),
+		ObservedGeneration: cs.Generation,
+	})
+	cs.Status.ObservedGeneration = cs.Generation
+	return ctrl.Result{RequeueAfter: poll}, nil
+}
+
+// setLoadedStatus writes what a loaded catalog holds. It depends only on the catalog, so
+// an unchanged catalog writes nothing.
+func setLoadedStatus(st *omv1.CatalogSourceStatus, cat *catalog.Catalog) {
+	st.Packages = int32(len(cat.Packages()))
+	st.Bundles = int32(len(cat.Bundles()))
+	st.Digest = cat.Digest
+	st.RejectedCount = int32(len(cat.Rejections))
+	st.Rejected = nil
+	for i, rej := range cat.Rejections {
+		if i == maxRejectedInStatus {
+			break
+		}
+		st.Rejected = append(st.Rejected, omv1.RejectedBundle{Path: rej.Path, Reason: rej.Reason})
+	}
+}
+
+func (r *Reconciler) load(cs *omv1.CatalogSource, prev *catalog.Catalog) (*catalog.Catalog, bool, error) {
+	switch cs.Spec.SourceType {
+	case omv1.SourceDirectory:
+		dir, err := r.allowedDir(cs.Spec.Directory)
+		if err != nil {
+			return nil, false, err
+		}
+		if prev != nil && prev.Root != dir {
+			prev = nil
+		}
+		return r.Load(dir, prev)
+	default:
+		return nil, false, fmt.Errorf("spec.sourceType %q is not supported by this manager", cs.Spec.SourceType)
+	}
+}
+
+// allowedDir resolves a Directory source and checks it lies within an allowed directory.
+func (r *Reconciler) allowedDir(dir string) (string, error) {
+	if !filepath.IsAbs(dir) {
+		return "", fmt.Errorf("spec.directory %q must be an absolute path on the manager's filesystem", dir)
+	}
+	clean := filepath.Clean(dir)
+	for _, allowed := range r.AllowedDirs {
+		a := filepath.Clean(allowed)
+		if clean == a || strings.HasPrefix(clean, a+string(filepath.Separator)) {
+			return clean, nil
+		}
+	}
+	return "", fmt.Errorf("spec.directory %q is outside the directories this manager may read (%s); start the manager with --catalog-dirs to allow it",
+		dir, strings.Join(r.AllowedDirs, ", "))
+}

@@ -1,0 +1,41 @@
+package csv
+
+import (
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
+	"github.com/operator-manager/operator-manager/internal/metrics"
+)
+
+// setPhase writes the decided phase, its transition time, the Ready condition derived
+// from it, an event on each change, and the install metrics.
+func (r *Reconciler) setPhase(s *scope) {
+	csv := s.csv
+	if s.phase == "" {
+		return
+	}
+	if csv.Status.Phase != s.phase {
+		now := metav1.NewTime(s.now)
+		csv.Status.LastTransitionTime = &now
+		warning := s.phase == omv1alpha1.CSVFailed
+		r.event(csv, warning, s.reason, "%s: %s", s.phase, s.message)
+		pkg := csv.Labels[omv1.LabelPackage]
+		switch s.phase {
+		case omv1alpha1.CSVSucceeded:
+			metrics.Installs.WithLabelValues(pkg, string(s.phase)).Inc()
+		case omv1alpha1.CSVFailed:
+			metrics.Installs.WithLabelValues(pkg, string(s.phase)).Inc()
+			metrics.InstallFailures.WithLabelValues(pkg, s.reason).Inc()
+		}
+	}
+	csv.Status.Phase, csv.Status.Reason, csv.Status.Message = s.phase, s.reason, s.message
+	csv.Status.Package = csv.Labels[omv1.LabelPackage]
+	csv.Status.ObservedGeneration = csv.Generation
+	ready := metav1.Condition{Type: omv1.ConditionReady, Status: metav1.ConditionFalse, Reason: s.reason, Message: s.message, ObservedGeneration: csv.Generation}
+	if s.phase == omv1alpha1.CSVSucceeded {
+		ready.Status = metav1.ConditionTrue
+	}
+	meta.SetStatusCondition(&csv.Status.Conditions, ready)
+}

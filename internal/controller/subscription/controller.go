@@ -1,0 +1,304 @@
+// Package subscription reconciles Subscriptions: it resolves the administrator's intent
+// against a catalog, writes the Blueprint that carries it out, mirrors the Blueprint's
+// progress into the Subscription's conditions (and the original's opstatus), and
+// uninstalls on `option: delete` or deletion.
+package subscription
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	"github.com/operator-manager/operator-manager/internal/catalog"
+	"github.com/operator-manager/operator-manager/internal/controller/catalogsource"
+	"github.com/operator-manager/operator-manager/internal/metrics"
+	"github.com/operator-manager/operator-manager/internal/resolve"
+)
+
+// Reconciler reconciles Subscriptions.
+type Reconciler struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+	Catalogs *catalogsource.Store
+	// DefaultCatalog is the CatalogSource used when spec.catalog is empty.
+	DefaultCatalog types.NamespacedName
+}
+
+// +kubebuilder:rbac:groups=operators.coreos.com.operator-manager.domain,resources=subscriptions,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=operators.coreos.com.operator-manager.domain,resources=subscriptions/status;subscriptions/finalizers,verbs=get;update;patch
+// +kubebuilder:rbac:groups=operators.coreos.com.operator-manager.domain,resources=blueprints,verbs=get;list;watch;create;update;patch;delete
+
+// SetupWithManager registers the controller. It owns Blueprints and looks again at every
+// Subscription when a CatalogSource changes, so a catalog that was not ready, or has
+// gained the version asked for, is picked up without a poll.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&omv1.Subscription{}).
+		Owns(&omv1.Blueprint{}).
+		Watches(&omv1.CatalogSource{}, handler.EnqueueRequestsFromMapFunc(r.subscriptionsOfCatalog)).
+		Named("subscription").
+		Complete(r)
+}
+
+func (r *Reconciler) subscriptionsOfCatalog(ctx context.Context, obj client.Object) []reconcile.Request {
+	list := &omv1.SubscriptionList{}
+	if err := r.Client.List(ctx, list); err != nil {
+		return nil
+	}
+	key := client.ObjectKeyFromObject(obj)
+	var out []reconcile.Request
+	for _, s := range list.Items {
+		if r.catalogOf(&s) == key {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&s)})
+		}
+	}
+	return out
+}
+
+func (r *Reconciler) catalogOf(sub *omv1.Subscription) types.NamespacedName {
+	if sub.Spec.Catalog != "" {
+		return types.NamespacedName{Namespace: sub.Namespace, Name: sub.Spec.Catalog}
+	}
+	return r.DefaultCatalog
+}
+
+// Reconcile resolves one Subscription and patches its status once at the end.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
+	sub := &omv1.Subscription{}
+	if err := r.Client.Get(ctx, req.NamespacedName, sub); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	orig := sub.DeepCopy()
+	defer func() {
+		if sub.DeletionTimestamp.IsZero() || controllerutil.ContainsFinalizer(sub, omv1.Finalizer) {
+			deriveReady(sub)
+		}
+		if equality.Semantic.DeepEqual(orig.Status, sub.Status) {
+			return
+		}
+		if err := r.Client.Status().Patch(ctx, sub, client.MergeFrom(orig)); err != nil && retErr == nil && !apierrors.IsNotFound(err) {
+			retErr = fmt.Errorf("patching status of Subscription %s: %w", req, err)
+		}
+	}()
+	if !sub.DeletionTimestamp.IsZero() || sub.Spec.Option == omv1.OptionDelete {
+		return r.uninstall(ctx, sub)
+	}
+	if !controllerutil.ContainsFinalizer(sub, omv1.Finalizer) {
+		patch := client.MergeFrom(sub.DeepCopy())
+		controllerutil.AddFinalizer(sub, omv1.Finalizer)
+		if err := r.Client.Patch(ctx, sub, patch); err != nil {
+			return ctrl.Result{}, fmt.Errorf("adding the finalizer to Subscription %s: %w", req, err)
+		}
+	}
+
+	bp := &omv1.Blueprint{}
+	err := r.Client.Get(ctx, req.NamespacedName, bp)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return ctrl.Result{}, err
+	}
+	exists := err == nil
+	// The Blueprint's target follows the Subscription only when the Subscription's spec
+	// changed (or there is no Blueprint yet): a person who edits the Blueprint's
+	// clusterServiceVersionName to roll back is not overruled by the next reconcile.
+	if !exists || sub.Status.ObservedGeneration != sub.Generation {
+		if sub.Spec.Paused && exists {
+			setCondition(sub, omv1.ConditionResolved, false, omv1.ReasonPaused, "spec.paused is true: version changes wait")
+		} else {
+			res, err := r.resolve(sub)
+			if err == nil {
+				err = r.checkConflict(ctx, sub, res.bundle.Package)
+			}
+			if err != nil {
+				return r.resolveFailed(sub, err)
+			}
+			if err := r.writeBlueprint(ctx, sub, bp, exists, res); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+	}
+	sub.Status.ObservedGeneration = sub.Generation
+	if exists {
+		r.mirror(sub, bp)
+	}
+	return ctrl.Result{}, nil
+}
+
+// resolution is a resolved intent: the bundle and the catalog it comes from.
+type resolution struct {
+	bundle  *catalog.Bundle
+	catalog types.NamespacedName
+}
+
+func (r *Reconciler) resolve(sub *omv1.Subscription) (*resolution, error) {
+	key := r.catalogOf(sub)
+	cat := r.Catalogs.Get(key)
+	if cat == nil {
+		return nil, &resolve.Error{Reason: omv1.ReasonCatalogNotReady,
+			Message: fmt.Sprintf("catalog %s is not loaded yet (see `kubectl get catalogsource -n %s %s`)", key, key.Namespace, key.Name)}
+	}
+	b, err := resolve.Bundle(cat, key.String(), resolve.Intent{StartingCSV: sub.Spec.StartingCSV,
+		Package: sub.Spec.Package, Channel: sub.Spec.Channel, Version: sub.Spec.Version})
+	if err != nil {
+		return nil, err
+	}
+	return &resolution{bundle: b, catalog: key}, nil
+}
+
+// ReasonPackageConflict: another Subscription of the namespace installs the package.
+const ReasonPackageConflict = "PackageAlreadySubscribed"
+
+// checkConflict refuses a second Subscription of one package in one namespace: both would
+// own the same Deployments. Versions side by side go in separate namespaces.
+func (r *Reconciler) checkConflict(ctx context.Context, sub *omv1.Subscription, pkg string) error {
+	list := &omv1.SubscriptionList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(sub.Namespace)); err != nil {
+		return err
+	}
+	for _, other := range list.Items {
+		if other.Name == sub.Name || other.Status.Package != pkg || other.Spec.Option == omv1.OptionDelete || !other.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if other.CreationTimestamp.Before(&sub.CreationTimestamp) || (other.CreationTimestamp.Equal(&sub.CreationTimestamp) && other.Name < sub.Name) {
+			return &resolve.Error{Reason: ReasonPackageConflict, Message: fmt.Sprintf(
+				"Subscription %s already installs package %q in namespace %s; one namespace runs one version of a package (run another version side by side in another namespace)",
+				other.Name, pkg, sub.Namespace)}
+		}
+	}
+	return nil
+}
+
+// resolveFailed records a resolution failure. It is not retried by backoff: a change of
+// the Subscription or of the catalog (both watched) is what can fix it.
+func (r *Reconciler) resolveFailed(sub *omv1.Subscription, err error) (ctrl.Result, error) {
+	var re *resolve.Error
+	if !errors.As(err, &re) {
+		return ctrl.Result{}, err
+	}
+	setCondition(sub, omv1.ConditionResolved, false, re.Reason, re.Message)
+	sub.Status.Opstatus = "resolve failed"
+	r.Recorder.Eventf(sub, nil, corev1.EventTypeWarning, re.Reason, "Resolve", "%s", re.Message)
+	sub.Status.ObservedGeneration = sub.Generation
+	if re.Reason == omv1.ReasonCatalogNotReady {
+		return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
+	}
+	return ctrl.Result{}, nil
+}
+
+// writeBlueprint creates the Blueprint or points it at the resolved CSV, recording the
+// CSV it replaces and bumping its generation.
+func (r *Reconciler) writeBlueprint(ctx context.Context, sub *omv1.Subscription, bp *omv1.Blueprint, exists bool, res *resolution) error {
+	b := res.bundle
+	setCondition(sub, omv1.ConditionResolved, true, "Resolved",
+		fmt.Sprintf("%s resolves to %s (version %s) in catalog %s", describeIntent(sub), b.CSVName, b.Version, res.catalog))
+	sub.Status.Package = b.Package
+	if exists && bp.Spec.ClusterServiceVersionName == b.CSVName && bp.Spec.BundleDigest == b.Digest {
+		return nil
+	}
+	if !exists {
+		bp = &omv1.Blueprint{}
+		bp.Name, bp.Namespace = sub.Name, sub.Namespace
+	}
+	patch := client.MergeFrom(bp.DeepCopy())
+	bp.Labels = mergeLabels(bp.Labels, map[string]string{omv1.LabelSubscription: sub.Name, omv1.LabelPackage: b.Package})
+	if exists {
+		bp.Spec.OldVersion = bp.Spec.ClusterServiceVersionName
+		if bp.Status.CurrentCSV != "" {
+			bp.Spec.OldVersion = bp.Status.CurrentCSV
+		}
+	}
+	bp.Spec.ClusterServiceVersionName = b.CSVName
+	bp.Spec.Package, bp.Spec.Version, bp.Spec.BundleDigest = b.Package, b.Version.String(), b.Digest
+	bp.Spec.Catalog = res.catalog.String()
+	bp.Spec.Generation++
+	if !exists {
+		if err := controllerutil.SetControllerReference(sub, bp, r.Client.Scheme()); err != nil {
+			return err
+		}
+		if err := r.Client.Create(ctx, bp); err != nil {
+			return fmt.Errorf("creating Blueprint %s/%s: %w", bp.Namespace, bp.Name, err)
+		}
+		r.Recorder.Eventf(sub, nil, corev1.EventTypeNormal, "Resolved", "Resolve", "Installing %s from catalog %s", b.CSVName, res.catalog)
+		return nil
+	}
+	if err := r.Client.Patch(ctx, bp, patch); err != nil {
+		return fmt.Errorf("updating Blueprint %s/%s: %w", bp.Namespace, bp.Name, err)
+	}
+	r.Recorder.Eventf(sub, nil, corev1.EventTypeNormal, "Resolved", "Resolve", "Changing %s to %s", bp.Spec.OldVersion, b.CSVName)
+	return nil
+}
+
+func describeIntent(sub *omv1.Subscription) string {
+	if sub.Spec.StartingCSV != "" {
+		return fmt.Sprintf("startingCSV %q", sub.Spec.StartingCSV)
+	}
+	s := fmt.Sprintf("package %q", sub.Spec.Package)
+	if sub.Spec.Channel != "" {
+		s += fmt.Sprintf(" channel %q", sub.Spec.Channel)
+	}
+	if sub.Spec.Version != "" {
+		s += fmt.Sprintf(" version %q", sub.Spec.Version)
+	}
+	return s
+}
+
+func mergeLabels(base, over map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range over {
+		out[k] = v
+	}
+	return out
+}
+
+// uninstall deletes the Blueprint (whose finalizer removes the CSVs and everything they
+// installed, but no CRD) and waits until it is gone; then it lets a deleted Subscription go.
+func (r *Reconciler) uninstall(ctx context.Context, sub *omv1.Subscription) (ctrl.Result, error) {
+	bp := &omv1.Blueprint{}
+	err := r.Client.Get(ctx, client.ObjectKeyFromObject(sub), bp)
+	switch {
+	case err == nil:
+		if bp.DeletionTimestamp.IsZero() {
+			if err := r.Client.Delete(ctx, bp); client.IgnoreNotFound(err) != nil {
+				return ctrl.Result{}, err
+			}
+			r.Recorder.Eventf(sub, nil, corev1.EventTypeNormal, omv1.ReasonUninstalling, "Uninstall", "Uninstalling %s", bp.Spec.ClusterServiceVersionName)
+		}
+		setCondition(sub, omv1.ConditionInstalled, false, omv1.ReasonUninstalling, "removing "+bp.Spec.ClusterServiceVersionName)
+		sub.Status.Opstatus = "deleting"
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	case !apierrors.IsNotFound(err):
+		return ctrl.Result{}, err
+	}
+	if sub.Status.InstalledCSV != "" {
+		r.Recorder.Eventf(sub, nil, corev1.EventTypeNormal, omv1.ReasonUninstalled, "Uninstall", "Uninstalled %s", sub.Status.InstalledCSV)
+		metrics.Installed.DeletePartialMatch(map[string]string{"namespace": sub.Namespace, "subscription": sub.Name})
+	}
+	sub.Status.InstalledCSV, sub.Status.InstalledVersion, sub.Status.CurrentRevision = "", "", 0
+	setCondition(sub, omv1.ConditionInstalled, false, omv1.ReasonUninstalled, "the operator is uninstalled; its CRDs and custom resources are kept")
+	removeCondition(sub, omv1.ConditionHealthy)
+	sub.Status.Opstatus = "deleted"
+	sub.Status.ObservedGeneration = sub.Generation
+	if !sub.DeletionTimestamp.IsZero() && controllerutil.ContainsFinalizer(sub, omv1.Finalizer) {
+		patch := client.MergeFrom(sub.DeepCopy())
+		controllerutil.RemoveFinalizer(sub, omv1.Finalizer)
+		if err := r.Client.Patch(ctx, sub, patch); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+	}
+	return ctrl.Result{}, nil
+}

@@ -1,0 +1,99 @@
+package subscription
+
+import (
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	"github.com/operator-manager/operator-manager/internal/metrics"
+)
+
+func setCondition(sub *omv1.Subscription, typ string, ok bool, reason, message string) {
+	status := metav1.ConditionFalse
+	if ok {
+		status = metav1.ConditionTrue
+	}
+	meta.SetStatusCondition(&sub.Status.Conditions, metav1.Condition{Type: typ, Status: status, Reason: reason,
+		Message: message, ObservedGeneration: sub.Generation})
+}
+
+func removeCondition(sub *omv1.Subscription, typ string) {
+	meta.RemoveStatusCondition(&sub.Status.Conditions, typ)
+}
+
+// mirror copies the Blueprint's progress into the Subscription's status.
+func (r *Reconciler) mirror(sub *omv1.Subscription, bp *omv1.Blueprint) {
+	st := &sub.Status
+	if bp.Status.CurrentCSV != "" {
+		if st.InstalledCSV != bp.Status.CurrentCSV {
+			metrics.Installed.DeletePartialMatch(map[string]string{"namespace": sub.Namespace, "subscription": sub.Name})
+		}
+		st.InstalledCSV, st.InstalledVersion = bp.Status.CurrentCSV, bp.Status.CurrentVersion
+		metrics.Installed.WithLabelValues(sub.Namespace, sub.Name, bp.Spec.Package, bp.Status.CurrentVersion, bp.Status.CurrentCSV).Set(1)
+	}
+	st.CurrentRevision = bp.Status.LastGoodRevision
+	for _, h := range bp.Status.History {
+		if h.CSVName == st.InstalledCSV && h.Outcome == omv1.OutcomeSucceeded {
+			st.CurrentRevision = h.Revision
+		}
+	}
+	st.Opstatus = strings.ToLower(string(bp.Status.Phase))
+	if st.Opstatus == "" {
+		st.Opstatus = "pending"
+	}
+	ready := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionReady)
+	switch bp.Status.Phase {
+	case omv1.BlueprintSucceeded:
+		setCondition(sub, omv1.ConditionInstalled, true, omv1.ReasonSucceeded, bp.Status.CurrentCSV+" is installed")
+		setCondition(sub, omv1.ConditionHealthy, true, omv1.ReasonSucceeded, conditionMessage(ready))
+	case omv1.BlueprintFailed, omv1.BlueprintBlocked:
+		reason, msg := conditionReason(ready), conditionMessage(ready)
+		if bp.Status.CurrentCSV == "" || bp.Status.CurrentCSV != bp.Spec.ClusterServiceVersionName {
+			setCondition(sub, omv1.ConditionInstalled, bp.Status.CurrentCSV != "", reason, msg)
+		}
+		setCondition(sub, omv1.ConditionHealthy, false, reason, msg)
+	default:
+		reason, msg := omv1.ReasonInstalling, bp.Spec.ClusterServiceVersionName+" is being installed"
+		if ready != nil {
+			reason, msg = ready.Reason, ready.Message
+		}
+		if bp.Status.CurrentCSV == "" {
+			setCondition(sub, omv1.ConditionInstalled, false, reason, msg)
+		}
+		setCondition(sub, omv1.ConditionHealthy, false, reason, msg)
+	}
+}
+
+func conditionReason(c *metav1.Condition) string {
+	if c == nil {
+		return "Unknown"
+	}
+	return c.Reason
+}
+
+func conditionMessage(c *metav1.Condition) string {
+	if c == nil {
+		return ""
+	}
+	return c.Message
+}
+
+// deriveReady is the one place the Subscription's Ready condition is set: true when the
+// intent is resolved and the operator it names is installed and healthy; otherwise false
+// with the reason of the first condition that is not.
+func deriveReady(sub *omv1.Subscription) {
+	for _, typ := range []string{omv1.ConditionResolved, omv1.ConditionInstalled, omv1.ConditionHealthy} {
+		c := meta.FindStatusCondition(sub.Status.Conditions, typ)
+		if c == nil {
+			setCondition(sub, omv1.ConditionReady, false, "Pending", "waiting for "+typ)
+			return
+		}
+		if c.Status != metav1.ConditionTrue {
+			setCondition(sub, omv1.ConditionReady, false, c.Reason, c.Message)
+			return
+		}
+	}
+	setCondition(sub, omv1.ConditionReady, true, omv1.ReasonSucceeded, sub.Status.InstalledCSV+" is installed and healthy")
+}

@@ -1,0 +1,58 @@
+package crdrepair
+
+import (
+	"context"
+	"sort"
+	"strings"
+
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// validate runs the API server's create validation for a v1 CRD in-process, the way the
+// server reaches it: v1 defaulting, conversion to the internal type, the registry strategy's
+// PrepareForCreate (which resets status and records the storage version), then
+// ValidateCustomResourceDefinition, which includes the structural-schema, default and CEL
+// checks. Errors come sorted shallow paths first, so a repair of a node precedes repairs
+// below it (a node's missing type is inferred before its anyOf branches are touched).
+func validate(obj map[string]any) (field.ErrorList, error) {
+	crd, err := decodeV1(obj)
+	if err != nil {
+		return nil, err
+	}
+	var errs field.ErrorList
+	err = safely(func() error {
+		scheme.Default(crd)
+		var in apiextensions.CustomResourceDefinition
+		if err := scheme.Convert(crd, &in, nil); err != nil {
+			return err
+		}
+		in.Status = apiextensions.CustomResourceDefinitionStatus{}
+		for _, v := range in.Spec.Versions {
+			if v.Storage {
+				in.Status.StoredVersions = []string{v.Name}
+				break
+			}
+		}
+		errs = validation.ValidateCustomResourceDefinition(context.Background(), &in)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.SliceStable(errs, func(i, j int) bool {
+		di, dj := depth(errs[i].Field), depth(errs[j].Field)
+		if di != dj {
+			return di < dj
+		}
+		if errs[i].Field != errs[j].Field {
+			return errs[i].Field < errs[j].Field
+		}
+		return errs[i].Error() < errs[j].Error()
+	})
+	return errs, nil
+}
+
+// depth counts the segments of a field path, roughly: dots and opening brackets.
+func depth(p string) int { return strings.Count(p, ".") + strings.Count(p, "[") }

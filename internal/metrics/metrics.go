@@ -1,0 +1,38 @@
+// Package metrics defines operator-manager's Prometheus metrics, served on the manager's
+// /metrics endpoint with controller-runtime's own.
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+var (
+	// Installs counts finished installations of a CSV, by outcome (Succeeded or Failed).
+	Installs = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "operator_manager_installs_total",
+		Help: "Installations of an operator version that reached an outcome, by package and outcome.",
+	}, []string{"package", "outcome"})
+
+	// InstallFailures counts failed installations by reason.
+	InstallFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "operator_manager_install_failures_total",
+		Help: "Installations of an operator version that failed, by package and reason.",
+	}, []string{"package", "reason"})
+
+	// Installed is 1 for the version each Subscription runs.
+	Installed = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "operator_manager_installed_info",
+		Help: "The operator version each Subscription runs (value 1).",
+	}, []string{"namespace", "subscription", "package", "version", "csv"})
+
+	// CatalogBundles is the number of bundles each CatalogSource holds.
+	CatalogBundles = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "operator_manager_catalog_bundles",
+		Help: "Bundles loaded from each CatalogSource.",
+	}, []string{"namespace", "catalogsource"})
+)
+
+func init() {
+	ctrlmetrics.Registry.MustRegister(Installs, InstallFailures, Installed, CatalogBundles)
+}

@@ -1,0 +1,261 @@
+package render
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	olm "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+)
+
+// Input is one installation to render.
+type Input struct {
+	// Namespace is where the CSV and its namespaced objects live.
+	Namespace string
+	CSVName   string
+	Package   string
+	Spec      *olm.ClusterServiceVersionSpec
+	// TargetNamespaces as TargetNamespaces returns them; empty means all namespaces.
+	TargetNamespaces []string
+	// Config holds the Subscription's Deployment overrides, if any.
+	Config *omv1.SubscriptionConfig
+	// Others are the bundle's other manifests (Services, ConfigMaps, ...).
+	Others []*unstructured.Unstructured
+}
+
+// Objects are what one CSV installs, in the order they are applied: identities and
+// permissions before the Deployments that use them.
+type Objects struct {
+	ServiceAccounts     []*corev1.ServiceAccount
+	Roles               []*rbacv1.Role
+	RoleBindings        []*rbacv1.RoleBinding
+	ClusterRoles        []*rbacv1.ClusterRole
+	ClusterRoleBindings []*rbacv1.ClusterRoleBinding
+	Others              []*unstructured.Unstructured
+	Deployments         []*appsv1.Deployment
+}
+
+// Render builds the objects of one CSV. Names are derived from the CSV, so each version
+// has its own RBAC (removed with it) while Deployments and service accounts keep the
+// bundle's names and pass from one version to the next by rolling update.
+func Render(in Input) (*Objects, error) {
+	if in.Spec.InstallStrategy.StrategyName != "" && in.Spec.InstallStrategy.StrategyName != olm.InstallStrategyNameDeployment {
+		return nil, fmt.Errorf("spec.install.strategy %q is not supported (only %q)", in.Spec.InstallStrategy.StrategyName, olm.InstallStrategyNameDeployment)
+	}
+	strategy := in.Spec.InstallStrategy.StrategySpec
+	labels := OwnerLabels(in.Namespace, in.CSVName, in.Package)
+	meta := func(name, namespace string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: copyMap(labels),
+			Annotations: map[string]string{AnnotationOwner: in.Namespace + "/" + in.CSVName}}
+	}
+	out := &Objects{}
+
+	// Service accounts: every one named by a permission or a Deployment.
+	sas := map[string]bool{}
+	for _, p := range append(append([]olm.StrategyDeploymentPermissions{}, strategy.Permissions...), strategy.ClusterPermissions...) {
+		if p.ServiceAccountName == "" {
+			return nil, fmt.Errorf("spec.install.spec.permissions: an entry has no serviceAccountName")
+		}
+		sas[p.ServiceAccountName] = true
+	}
+	for i, d := range strategy.DeploymentSpecs {
+		if d.Name == "" {
+			return nil, fmt.Errorf("spec.install.spec.deployments[%d].name is empty", i)
+		}
+		if sa := d.Spec.Template.Spec.ServiceAccountName; sa != "" {
+			sas[sa] = true
+		}
+	}
+	for _, sa := range sortedKeys(sas) {
+		out.ServiceAccounts = append(out.ServiceAccounts, &corev1.ServiceAccount{
+			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"}, ObjectMeta: meta(sa, in.Namespace)})
+	}
+
+	// permissions: namespaced rules in the operator's namespace and every namespace it
+	// watches; cluster-wide when it watches all namespaces, as OLM grants them.
+	for _, p := range mergeRules(strategy.Permissions) {
+		name := rbacName(in.CSVName, p.ServiceAccountName)
+		subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: p.ServiceAccountName, Namespace: in.Namespace}}
+		if len(in.TargetNamespaces) == 0 {
+			// Named apart from the clusterPermissions role of the same account.
+			global := in.Namespace + "-" + name + "-all-namespaces"
+			out.ClusterRoles = append(out.ClusterRoles, clusterRole(meta(global, ""), p.Rules))
+			out.ClusterRoleBindings = append(out.ClusterRoleBindings, clusterRoleBinding(meta(global, ""), global, subject))
+			// Leader election and the like happen in the operator's own namespace, which
+			// cluster-wide rules cover too; nothing more is needed.
+			continue
+		}
+		for _, ns := range uniq(append([]string{in.Namespace}, in.TargetNamespaces...)) {
+			out.Roles = append(out.Roles, &rbacv1.Role{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
+				ObjectMeta: meta(name, ns), Rules: p.Rules})
+			out.RoleBindings = append(out.RoleBindings, &rbacv1.RoleBinding{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
+				ObjectMeta: meta(name, ns), Subjects: subject,
+				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name}})
+		}
+	}
+	for _, p := range mergeRules(strategy.ClusterPermissions) {
+		name := in.Namespace + "-" + rbacName(in.CSVName, p.ServiceAccountName)
+		out.ClusterRoles = append(out.ClusterRoles, clusterRole(meta(name, ""), p.Rules))
+		out.ClusterRoleBindings = append(out.ClusterRoleBindings, clusterRoleBinding(meta(name, ""), name,
+			[]rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: p.ServiceAccountName, Namespace: in.Namespace}}))
+	}
+
+	for _, o := range in.Others {
+		o = o.DeepCopy()
+		if o.GetNamespace() == "" && namespaced(o) {
+			o.SetNamespace(in.Namespace)
+		}
+		o.SetLabels(mergeMaps(o.GetLabels(), labels))
+		o.SetAnnotations(mergeMaps(o.GetAnnotations(), map[string]string{AnnotationOwner: in.Namespace + "/" + in.CSVName}))
+		o.SetResourceVersion("")
+		o.SetUID("")
+		out.Others = append(out.Others, o)
+	}
+
+	for i, d := range strategy.DeploymentSpecs {
+		dep, err := deployment(in, meta(d.Name, in.Namespace), d)
+		if err != nil {
+			return nil, fmt.Errorf("spec.install.spec.deployments[%d] (%s): %w", i, d.Name, err)
+		}
+		out.Deployments = append(out.Deployments, dep)
+	}
+	return out, nil
+}
+
+func deployment(in Input, om metav1.ObjectMeta, d olm.StrategyDeploymentSpec) (*appsv1.Deployment, error) {
+	spec := *d.Spec.DeepCopy()
+	if spec.Selector == nil {
+		return nil, fmt.Errorf("spec.selector is required")
+	}
+	om.Labels = mergeMaps(d.Label, om.Labels)
+	targets := strings.Join(in.TargetNamespaces, ",")
+	ann := map[string]string{AnnotationTargetNamespaces: targets, AnnotationOperatorNamespace: in.Namespace}
+	om.Annotations = mergeMaps(om.Annotations, ann)
+	spec.Template.Annotations = mergeMaps(spec.Template.Annotations, ann)
+	if c := in.Config; c != nil {
+		for i := range spec.Template.Spec.Containers {
+			ctr := &spec.Template.Spec.Containers[i]
+			ctr.Env = mergeEnv(ctr.Env, c.Env)
+			if c.Resources != nil {
+				ctr.Resources = *c.Resources.DeepCopy()
+			}
+		}
+		if c.NodeSelector != nil {
+			spec.Template.Spec.NodeSelector = copyMap(c.NodeSelector)
+		}
+		spec.Template.Spec.Tolerations = append(spec.Template.Spec.Tolerations, c.Tolerations...)
+	}
+	return &appsv1.Deployment{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}, ObjectMeta: om, Spec: spec}, nil
+}
+
+// mergeEnv sets each override by name, replacing a variable of the same name, keeping order.
+func mergeEnv(base, overrides []corev1.EnvVar) []corev1.EnvVar {
+	out := append([]corev1.EnvVar{}, base...)
+	for _, o := range overrides {
+		replaced := false
+		for i := range out {
+			if out[i].Name == o.Name {
+				out[i], replaced = o, true
+			}
+		}
+		if !replaced {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// mergeRules joins the rules of permission entries that name the same service account,
+// which real bundles do, so each account gets one role.
+func mergeRules(perms []olm.StrategyDeploymentPermissions) []olm.StrategyDeploymentPermissions {
+	var out []olm.StrategyDeploymentPermissions
+	index := map[string]int{}
+	for _, p := range perms {
+		if i, ok := index[p.ServiceAccountName]; ok {
+			out[i].Rules = append(out[i].Rules, p.Rules...)
+			continue
+		}
+		index[p.ServiceAccountName] = len(out)
+		out = append(out, olm.StrategyDeploymentPermissions{ServiceAccountName: p.ServiceAccountName, Rules: append([]rbacv1.PolicyRule{}, p.Rules...)})
+	}
+	return out
+}
+
+func clusterRole(om metav1.ObjectMeta, rules []rbacv1.PolicyRule) *rbacv1.ClusterRole {
+	return &rbacv1.ClusterRole{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"}, ObjectMeta: om, Rules: rules}
+}
+
+func clusterRoleBinding(om metav1.ObjectMeta, role string, subjects []rbacv1.Subject) *rbacv1.ClusterRoleBinding {
+	return &rbacv1.ClusterRoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
+		ObjectMeta: om, Subjects: subjects, RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role}}
+}
+
+// rbacName is the name of one service account's role for one CSV, within the 253
+// characters object names allow.
+func rbacName(csv, sa string) string {
+	name := csv + "-" + sa
+	if len(name) > 200 {
+		name = name[:189] + "-" + LabelValue(name)[53:]
+	}
+	return name
+}
+
+// clusterScopedKinds are the kinds a bundle may ship that have no namespace.
+var clusterScopedKinds = map[string]bool{
+	"ClusterRole": true, "ClusterRoleBinding": true, "PriorityClass": true, "StorageClass": true,
+	"ValidatingWebhookConfiguration": true, "MutatingWebhookConfiguration": true, "ConsoleYAMLSample": true,
+	"ConsoleQuickStart": true, "ConsoleCLIDownload": true, "ConsoleLink": true, "Namespace": true,
+}
+
+func namespaced(o *unstructured.Unstructured) bool { return !clusterScopedKinds[o.GetKind()] }
+
+func copyMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func mergeMaps(base, over map[string]string) map[string]string {
+	out := copyMap(base)
+	if out == nil {
+		out = map[string]string{}
+	}
+	for k, v := range over {
+		out[k] = v
+	}
+	return out
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func uniq(s []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, v := range s {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}

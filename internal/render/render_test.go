@@ -1,0 +1,157 @@
+package render
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	olm "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	"github.com/operator-manager/operator-manager/internal/catalog"
+)
+
+func sampleContent(t *testing.T, csv string) *catalog.BundleContent {
+	t.Helper()
+	cat, err := catalog.Load("../../samples/catalog", catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := cat.BundleByCSV(csv)
+	if b == nil {
+		t.Fatalf("no %s in the sample catalog", csv)
+	}
+	c, err := cat.Content(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestRenderOwnNamespace(t *testing.T) {
+	c := sampleContent(t, "cache-operator.v1.2.0")
+	objs, err := Render(Input{Namespace: "ops", CSVName: c.CSV.Name, Package: "cache-operator", Spec: &c.CSV.Spec,
+		TargetNamespaces: []string{"ops"}, Others: c.Objects,
+		Config: &omv1.SubscriptionConfig{
+			Env:          []corev1.EnvVar{{Name: "LOG_LEVEL", Value: "debug"}, {Name: "WATCH_NAMESPACE", Value: "override"}},
+			Resources:    &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}},
+			NodeSelector: map[string]string{"pool": "ops"},
+			Tolerations:  []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpExists}},
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs.ServiceAccounts) != 1 || objs.ServiceAccounts[0].Name != "cache-operator" || objs.ServiceAccounts[0].Namespace != "ops" {
+		t.Errorf("service accounts = %+v", objs.ServiceAccounts)
+	}
+	// permissions: one Role (both entries of the account merged) bound to the account.
+	if len(objs.Roles) != 1 || objs.Roles[0].Namespace != "ops" || !reflect.DeepEqual(objs.Roles[0].Rules, c.CSV.Spec.InstallStrategy.StrategySpec.Permissions[0].Rules) {
+		t.Errorf("roles = %+v", objs.Roles)
+	}
+	if rb := objs.RoleBindings[0]; rb.RoleRef.Name != objs.Roles[0].Name || rb.Subjects[0].Name != "cache-operator" || rb.Subjects[0].Namespace != "ops" {
+		t.Errorf("role binding = %+v", rb)
+	}
+	if len(objs.ClusterRoles) != 1 || !reflect.DeepEqual(objs.ClusterRoles[0].Rules, c.CSV.Spec.InstallStrategy.StrategySpec.ClusterPermissions[0].Rules) ||
+		objs.ClusterRoleBindings[0].RoleRef.Name != objs.ClusterRoles[0].Name {
+		t.Errorf("cluster roles = %+v", objs.ClusterRoles)
+	}
+	if objs.ClusterRoles[0].Labels[LabelOwnerName] != "cache-operator.v1.2.0" || objs.ClusterRoles[0].Labels[LabelOwnerNamespace] != "ops" {
+		t.Errorf("cluster role labels = %v: uninstall finds cluster-scoped objects by them", objs.ClusterRoles[0].Labels)
+	}
+	if len(objs.Others) != 1 || objs.Others[0].GetKind() != "Service" || objs.Others[0].GetNamespace() != "ops" ||
+		objs.Others[0].GetLabels()[LabelOwnerName] != "cache-operator.v1.2.0" {
+		t.Errorf("others = %+v", objs.Others)
+	}
+	d := objs.Deployments[0]
+	if d.Name != "cache-operator" || d.Namespace != "ops" || d.Spec.Template.Annotations[AnnotationTargetNamespaces] != "ops" {
+		t.Errorf("deployment %s/%s annotations %v", d.Namespace, d.Name, d.Spec.Template.Annotations)
+	}
+	ctr := d.Spec.Template.Spec.Containers[0]
+	var env []string
+	for _, e := range ctr.Env {
+		env = append(env, e.Name+"="+e.Value)
+	}
+	if strings.Join(env, ",") != "WATCH_NAMESPACE=override,LOG_LEVEL=debug" {
+		t.Errorf("env = %v: an override replaces by name, new ones are appended", env)
+	}
+	if ctr.Resources.Limits.Memory().String() != "1Gi" || d.Spec.Template.Spec.NodeSelector["pool"] != "ops" || len(d.Spec.Template.Spec.Tolerations) != 1 {
+		t.Errorf("overrides not applied: %+v", d.Spec.Template.Spec)
+	}
+	// The bundle's own content is not changed by rendering.
+	if len(c.CSV.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec.Template.Spec.Containers[0].Env) != 1 {
+		t.Error("Render modified its input")
+	}
+}
+
+func TestRenderAllNamespacesMakesPermissionsClusterWide(t *testing.T) {
+	c := sampleContent(t, "cache-operator.v1.1.0")
+	objs, err := Render(Input{Namespace: "ops", CSVName: c.CSV.Name, Spec: &c.CSV.Spec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs.Roles) != 0 || len(objs.ClusterRoles) != 2 || len(objs.ClusterRoleBindings) != 2 {
+		t.Errorf("roles %d, cluster roles %d, bindings %d", len(objs.Roles), len(objs.ClusterRoles), len(objs.ClusterRoleBindings))
+	}
+	if objs.ClusterRoles[0].Name == objs.ClusterRoles[1].Name || objs.ClusterRoleBindings[0].Name == objs.ClusterRoleBindings[1].Name {
+		t.Errorf("cluster roles share a name: %s, %s", objs.ClusterRoles[0].Name, objs.ClusterRoles[1].Name)
+	}
+	if got := objs.Deployments[0].Spec.Template.Annotations[AnnotationTargetNamespaces]; got != "" {
+		t.Errorf("olm.targetNamespaces = %q, want empty (all namespaces)", got)
+	}
+}
+
+func TestRenderRejectsWhatItCannotInstall(t *testing.T) {
+	spec := &olm.ClusterServiceVersionSpec{InstallStrategy: olm.NamedInstallStrategy{StrategyName: "helm"}}
+	if _, err := Render(Input{Spec: spec}); err == nil || !strings.Contains(err.Error(), `spec.install.strategy "helm"`) {
+		t.Errorf("err = %v", err)
+	}
+	spec = &olm.ClusterServiceVersionSpec{InstallStrategy: olm.NamedInstallStrategy{StrategyName: "deployment",
+		StrategySpec: olm.StrategyDetailsDeployment{DeploymentSpecs: []olm.StrategyDeploymentSpec{{Name: "x"}}}}}
+	if _, err := Render(Input{Spec: spec}); err == nil || !strings.Contains(err.Error(), "deployments[0] (x): spec.selector is required") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestTargetNamespaces(t *testing.T) {
+	all := []olm.InstallMode{{Type: olm.InstallModeTypeOwnNamespace, Supported: true}, {Type: olm.InstallModeTypeSingleNamespace, Supported: true},
+		{Type: olm.InstallModeTypeMultiNamespace, Supported: false}, {Type: olm.InstallModeTypeAllNamespaces, Supported: true}}
+	own := []olm.InstallMode{{Type: olm.InstallModeTypeOwnNamespace, Supported: true}, {Type: olm.InstallModeTypeAllNamespaces, Supported: false}}
+	for _, tc := range []struct {
+		name      string
+		modes     []olm.InstallMode
+		requested []string
+		want      []string
+		err       string
+	}{
+		{"all by default", all, nil, nil, ""},
+		{"own when all unsupported", own, nil, []string{"ops"}, ""},
+		{"single", all, []string{"apps"}, []string{"apps"}, ""},
+		{"multi unsupported", all, []string{"a", "b"}, nil, "needs install mode MultiNamespace"},
+		{"none supported", nil, nil, nil, "supports neither AllNamespaces nor OwnNamespace"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := TargetNamespaces(tc.modes, "ops", tc.requested)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("got %v, %v; want %v", got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestLabelValue(t *testing.T) {
+	long := strings.Repeat("a", 80)
+	if v := LabelValue(long); len(v) != 63 || v == LabelValue(long+"b") {
+		t.Errorf("LabelValue(long) = %q", v)
+	}
+	if LabelValue("short") != "short" {
+		t.Error("short values stay")
+	}
+}

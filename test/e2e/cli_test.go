@@ -1,0 +1,76 @@
+package e2e
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// cli runs the operator-manager command line against the cluster.
+func cli(args ...string) (string, error) {
+	out, err := exec.Command(managerBin, append([]string{"--kubeconfig", env.Kubeconfig}, args...)...).CombinedOutput()
+	return string(out), err
+}
+
+// TestCLI drives an install, a failing install, the listings and an uninstall through the
+// command line, as a person would, with --wait showing progress.
+func TestCLI(t *testing.T) {
+	ns := "cli"
+	newNamespace(t, ns)
+	out, err := cli("install", "cache", "--csv", "cache-operator.1.2.0", "--catalog", "samples", "-n", ns, "--wait")
+	if err != nil {
+		t.Fatalf("install --wait: %v\n%s", err, out)
+	}
+	for _, want := range []string{"subscription cli/cache created", "Ready=True (Succeeded): cache-operator.v1.2.0 is installed and healthy"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("install --wait output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Count(out, "\n[") < 1 {
+		t.Errorf("install --wait printed no progress lines:\n%s", out)
+	}
+
+	// A second Subscription of the same package in the namespace is refused, naming the first.
+	out, err = cli("install", "second", "--package", "cache-operator", "--catalog", "samples", "-n", ns, "--wait", "--timeout", "30s")
+	if err == nil || !strings.Contains(out, "Error: PackageAlreadySubscribed: Subscription cache already installs package") {
+		t.Errorf("second install: %v\n%s", err, out)
+	}
+	if c := condition(getSub(t, ns, "second").Status.Conditions, "Resolved"); c.Reason != "PackageAlreadySubscribed" || !strings.Contains(c.Message, "Subscription cache") {
+		t.Errorf("second Subscription of a package: Resolved = %+v", c)
+	}
+
+	newNamespace(t, "cli-broken")
+	out, err = cli("install", "broken", "--csv", "cache-operator.1.3.0", "--catalog", "samples", "--health-timeout", "10s", "-n", "cli-broken", "--wait")
+	if err == nil || !strings.Contains(out, "HealthCheckFailed") || !strings.Contains(out, "deployment cache-operator") {
+		t.Errorf("install --wait of a broken version: err %v\n%s", err, out)
+	}
+
+	out, err = cli("list", "-A")
+	if err != nil || !strings.Contains(out, "cache-operator.1.2.0") || !strings.Contains(out, "failed") {
+		t.Errorf("list: %v\n%s", err, out)
+	}
+	out, err = cli("status", "cache", "-n", ns)
+	if err != nil || !strings.Contains(out, "REVISION") || !strings.Contains(out, "cache-operator.v1.2.0") {
+		t.Errorf("status: %v\n%s", err, out)
+	}
+	out, err = cli("list", "-n", ns, "-o", "json")
+	if err != nil || !strings.Contains(out, `"installed": "1.2.0"`) {
+		t.Errorf("list -o json: %v\n%s", err, out)
+	}
+
+	out, err = cli("install", "nope", "--csv", "cache-operator.9.9.9", "--catalog", "samples", "-n", ns, "--wait")
+	if err == nil || !strings.Contains(out, "VersionNotFound") || !strings.Contains(out, "1.0.0, 1.1.0, 1.2.0, 1.3.0") {
+		t.Errorf("install of an unknown version: %v\n%s", err, out)
+	}
+
+	for _, name := range []string{"cli/cache", "cli-broken/broken", "cli/nope", "cli/second"} {
+		namespace, name, _ := strings.Cut(name, "/")
+		out, err = cli("uninstall", name, "-n", namespace, "--delete-subscription", "--wait")
+		if err != nil || !strings.Contains(out, "subscription is gone") {
+			t.Errorf("uninstall %s --wait: %v\n%s", name, err, out)
+		}
+	}
+	if left := ownedObjects(t, ns, "cache-operator.v1.2.0"); len(left) > 0 {
+		t.Errorf("objects left after uninstall: %v", left)
+	}
+}

@@ -1,0 +1,141 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	"github.com/operator-manager/operator-manager/internal/render"
+	"github.com/operator-manager/operator-manager/internal/testenv"
+)
+
+func ctx() context.Context { return context.Background() }
+
+// newNamespace creates a namespace with a CatalogSource "samples" for the project's own
+// sample catalog.
+func newNamespace(t *testing.T, name string) {
+	t.Helper()
+	if err := k8s.Create(ctx(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		t.Fatal(err)
+	}
+	cs := &omv1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Name: "samples", Namespace: name},
+		Spec: omv1.CatalogSourceSpec{SourceType: omv1.SourceDirectory, Directory: sampleDir}}
+	if err := k8s.Create(ctx(), cs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// applyYAML creates an object from YAML as a person would write it.
+func applyYAML(t *testing.T, namespace, doc string) {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	u.SetNamespace(namespace)
+	if err := k8s.Create(ctx(), u); err != nil {
+		t.Fatalf("creating %s %s: %v", u.GetKind(), u.GetName(), err)
+	}
+}
+
+func getSub(t *testing.T, ns, name string) *omv1.Subscription {
+	t.Helper()
+	sub := &omv1.Subscription{}
+	if err := k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: name}, sub); err != nil {
+		t.Fatal(err)
+	}
+	return sub
+}
+
+func condition(conds []metav1.Condition, typ string) metav1.Condition {
+	if c := meta.FindStatusCondition(conds, typ); c != nil {
+		return *c
+	}
+	return metav1.Condition{Type: typ, Status: "Absent"}
+}
+
+func describeSub(t *testing.T, ns, name string) func() string {
+	return func() string {
+		sub := &omv1.Subscription{}
+		_ = k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: name}, sub)
+		bp := &omv1.Blueprint{}
+		_ = k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: name}, bp)
+		s, _ := yaml.Marshal(map[string]any{"subscription": sub.Status, "blueprint": map[string]any{"spec": bp.Spec, "status": bp.Status}})
+		return string(s)
+	}
+}
+
+// waitReady waits for a Subscription's Ready condition to be True.
+func waitReady(t *testing.T, ns, name string, timeout time.Duration) *omv1.Subscription {
+	t.Helper()
+	eventually(t, timeout, "Subscription "+ns+"/"+name+" Ready", func() bool {
+		return condition(getSub(t, ns, name).Status.Conditions, omv1.ConditionReady).Status == metav1.ConditionTrue
+	}, describeSub(t, ns, name))
+	return getSub(t, ns, name)
+}
+
+// kubectl runs the kubectl built with the control plane against the cluster.
+func kubectl(t *testing.T, args ...string) string {
+	t.Helper()
+	bins, err := testenv.BinDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(filepath.Join(bins, testenv.BinKubectl), append([]string{"--kubeconfig", env.Kubeconfig}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// ownedObjects counts, per kind, the objects labelled as installed by a CSV, in every namespace.
+func ownedObjects(t *testing.T, ns, csvName string) map[string]int {
+	t.Helper()
+	sel := client.MatchingLabels{render.LabelOwnerName: render.LabelValue(csvName), render.LabelOwnerNamespace: ns}
+	counts := map[string]int{}
+	for kind, list := range map[string]client.ObjectList{
+		"Deployment": &appsv1.DeploymentList{}, "ServiceAccount": &corev1.ServiceAccountList{}, "Service": &corev1.ServiceList{},
+		"Role": &rbacv1.RoleList{}, "RoleBinding": &rbacv1.RoleBindingList{},
+		"ClusterRole": &rbacv1.ClusterRoleList{}, "ClusterRoleBinding": &rbacv1.ClusterRoleBindingList{},
+	} {
+		if err := k8s.List(ctx(), list, sel); err != nil {
+			t.Fatal(err)
+		}
+		if n := meta.LenList(list); n > 0 {
+			counts[kind] = n
+		}
+	}
+	return counts
+}
+
+// deploymentAvailable reports a Deployment Available with all replicas updated.
+func deploymentAvailable(t *testing.T, ns, name string) error {
+	d := &appsv1.Deployment{}
+	if err := k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
+		return err
+	}
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	for _, c := range d.Status.Conditions {
+		if c.Type == appsv1.DeploymentAvailable && c.Status == corev1.ConditionTrue && d.Status.UpdatedReplicas == want && d.Status.AvailableReplicas == want {
+			return nil
+		}
+	}
+	return fmt.Errorf("deployment %s/%s not available: %+v", ns, name, d.Status)
+}
