@@ -101,10 +101,28 @@ type ResolvedDependency struct {
 	Reason string `json:"reason,omitempty"`
 }
 
+// Trigger says why a revision was started.
+// +kubebuilder:validation:Enum=Install;Upgrade;Retry;Rollback
+type Trigger string
+
+const (
+	TriggerInstall  Trigger = "Install"
+	TriggerUpgrade  Trigger = "Upgrade"
+	TriggerRetry    Trigger = "Retry"
+	TriggerRollback Trigger = "Rollback"
+)
+
 // Revision is one remembered version of a Blueprint, as in `helm history`.
 type Revision struct {
 	// Revision counts up from 1.
 	Revision int64 `json:"revision"`
+	// Trigger says why it started: a first install, a spec change, a retry after a failed
+	// health check, or an automatic rollback.
+	// +optional
+	Trigger Trigger `json:"trigger,omitempty"`
+	// Generation is the Blueprint's metadata.generation the revision carries out.
+	// +optional
+	Generation int64 `json:"generation,omitempty"`
 	// CSVName is the CSV of this revision.
 	CSVName string `json:"csvName"`
 	// Version is its semantic version.

@@ -16,6 +16,11 @@ const (
 	// AnnotationCRDRepairs on a CSV lists, as JSON, what was changed in its CRDs.
 	AnnotationCRDRepairs = "operator-manager.domain/crd-repairs"
 
+	// AnnotationSubscriptionGeneration on a Blueprint is the Subscription generation its
+	// target was last written for: the Subscription controller changes the target only
+	// for a newer generation, so a person's edit of the Blueprint stands.
+	AnnotationSubscriptionGeneration = "operator-manager.domain/subscription-generation"
+
 	// Finalizer makes deletion wait for the manager's cleanup, even when the manager was
 	// down when the object was deleted.
 	Finalizer = "operator-manager.domain/cleanup"

@@ -86,6 +86,8 @@ func errText(e *field.Error) string {
 	return e.Type.String() + ": " + d
 }
 
+// fix repairs one reported error in each version it concerns; attempt counts the rounds
+// that reported it before, which escalates the repair.
 func (r *repairer) fix(e *field.Error, attempt int) bool {
 	segs := parseFieldPath(e.Field)
 	loc, ok := locateSchema(segs)
@@ -118,6 +120,8 @@ func (r *repairer) fix(e *field.Error, attempt int) bool {
 	return changed
 }
 
+// preservingSchema is an object schema that keeps any content: what a version without a
+// schema meant in v1beta1, and the widest replacement of a subtree.
 func preservingSchema() map[string]any {
 	return map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}
 }

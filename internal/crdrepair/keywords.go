@@ -8,6 +8,9 @@ import (
 
 // Repairs of single keywords the API server refuses in CRD schemas.
 
+// removeRule removes the x-kubernetes-validations rule an error names (one that does not
+// compile, costs too much or is malformed); the node's other rules stay. Rules are only
+// marked here and removed at the end of the round, so other errors' indexes stay right.
 func (s *schemaFix) removeRule(n map[string]any, k int, kw seg) bool {
 	l, _ := n["x-kubernetes-validations"].([]any)
 	i := atoi(kw.key)
@@ -29,6 +32,8 @@ func (s *schemaFix) removeRule(n map[string]any, k int, kw seg) bool {
 	return true
 }
 
+// tupleItems replaces JSON Schema's tuple form of items (a schema per position), which CRD
+// schemas do not have: one schema is kept as is, several become items that keep anything.
 func (s *schemaFix) tupleItems(n map[string]any, k int) bool {
 	l, _ := n["items"].([]any)
 	if len(l) == 1 {

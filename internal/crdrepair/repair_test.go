@@ -239,6 +239,88 @@ properties:
 			`spec.preserveUnknownFields: removed "true" (the v1beta1 default), which v1 does not allow; unknown fields are kept instead by x-kubernetes-preserve-unknown-fields: true on the object schemas`,
 			`spec.versions[v1].schema: added x-kubernetes-preserve-unknown-fields: true to 4 object schemas, so unknown fields are kept as with v1beta1's preserveUnknownFields: true (v1 would prune them)`,
 		},
+	}, {
+		name: "bundle quirks: server fields, column keys, short names, typos",
+		in: `apiVersion: apiextensions.k8s.io/v1beta1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com, namespace: operators, resourceVersion: "42"}
+spec:
+  group: example.com
+  version: v1
+  scope: Namespaced
+  preserveUnknownFields: false
+  names: {plural: widgets, kind: Widget, shortNames: [WG, w_g]}
+  additionalPrinterColumns:
+  - {name: Size, type: int, jsonPath: .spec.size}
+  validation:
+    openAPIV3Schema:
+      type: object
+      properties:
+        spec: {type: object, properies: {size: {type: integer}}}
+`,
+		wantSchemas: []string{"type: object\nproperties: {spec: {type: object}}\n"},
+		check: func(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) {
+			if crd.Namespace != "" || crd.ResourceVersion != "" {
+				t.Errorf("namespace %q, resourceVersion %q kept", crd.Namespace, crd.ResourceVersion)
+			}
+			if got := crd.Spec.Names.ShortNames; !reflect.DeepEqual(got, []string{"wg"}) {
+				t.Errorf("short names %q, want [wg]", got)
+			}
+			want := []apiextensionsv1.CustomResourceColumnDefinition{{Name: "Size", Type: "integer", JSONPath: ".spec.size"}}
+			if got := crd.Spec.Versions[0].AdditionalPrinterColumns; !reflect.DeepEqual(got, want) {
+				t.Errorf("columns %+v, want %+v", got, want)
+			}
+		},
+		wantChanges: []string{
+			`spec.additionalPrinterColumns[0]: renamed jsonPath to JSONPath, the name this API version uses`,
+			`spec.validation.openAPIV3Schema.properties[spec]: removed unknown keyword "properies": the API server ignores it, a misspelling of "properties" perhaps, which never took effect`,
+			`apiVersion: converted from apiextensions.k8s.io/v1beta1 to apiextensions.k8s.io/v1`,
+			`spec.version: became spec.versions[v1] (served, storage): v1 has only the list`,
+			`spec.validation: moved to spec.versions[v1].schema: v1 has it only per version`,
+			`spec.additionalPrinterColumns: moved to spec.versions[v1].additionalPrinterColumns: v1 has it only per version`,
+			`metadata.resourceVersion: removed: the API server refuses a create that carries it`,
+			`metadata.namespace: removed "operators": a CRD is cluster-scoped (the API server would drop it too)`,
+			`spec.versions[v1].additionalPrinterColumns[Size]: changed type "int" to "integer" (Invalid value: must be one of boolean,date,integer,number,string)`,
+			`spec.names.shortNames: changed "WG" to "wg": it must be a lower-case DNS label`,
+			`spec.names.shortNames: removed "w_g": not a lower-case DNS label (kubectl only uses it as an alias)`,
+		},
+	}, {
+		// $schema stops the structural checks, so the incomplete anyOf shows in a second
+		// round; the API server checks anyOf for undefined properties at the root only.
+		name: "incomplete anyOf at the root, draft-6 bounds, $schema",
+		in: v1CRD(`type: object
+anyOf: [{properties: {x: {minLength: 1}}}, {required: [spec]}]
+properties:
+  spec:
+    $schema: http://json-schema.org/draft-06/schema#
+    type: object
+    properties:
+      c: {type: integer, exclusiveMinimum: 0}
+`),
+		wantSchemas: []string{`type: object
+anyOf: [{}, {required: [spec]}]
+properties:
+  spec:
+    type: object
+    properties:
+      c: {type: integer, minimum: 0, exclusiveMinimum: true}
+`},
+		wantChanges: []string{
+			`spec.versions[v1].schema.openAPIV3Schema.properties[spec].properties[c].exclusiveMinimum: was 0; changed to {"exclusiveMinimum":true,"minimum":0}`,
+			`spec.versions[v1].schema: removed $schema once: not supported in CRD schemas`,
+			`spec.versions[v1].schema.openAPIV3Schema.anyOf[0]: removed properties[x] from this anyOf branch: a structural schema does not allow it there (Required value: because it is defined in spec.validation.openAPIV3Schema.anyOf[0].properties[x]); only this branch is loosened`,
+		},
+	}, {
+		name: "status subresource allows only plain constraints at the root",
+		in: strings.Replace(v1CRD(`type: object
+nullable: false
+anyOf: [{required: [spec]}, {required: [status]}]
+properties: {spec: {type: object}, status: {type: object}}
+`), "    schema:\n", "    subresources: {status: {}}\n    schema:\n", 1),
+		wantSchemas: []string{"type: object\nproperties: {spec: {type: object}, status: {type: object}}\n"},
+		wantChanges: []string{
+			`spec.versions[v1].schema: removed anyOf: [{"required":["spec"]},{"required":["status"]}] from the root: with the status subresource the API server allows only plain constraints there`,
+		},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			crd, changes, err := Repair(object(t, tc.in))

@@ -242,7 +242,7 @@ func (r *repairer) fixNames(spec map[string]any, rest []seg, e *field.Error) boo
 				delete(names, s.name)
 			}
 			r.touch("spec.names." + s.name)
-			r.record(KindNames, "spec.names."+s.name, "removed %q: %s", v, e.Detail)
+			r.record(KindNames, "spec.names."+s.name, "removed %q: not a lower-case DNS label (kubectl only uses it as an alias)", v)
 		}
 		return true
 	case "singular":

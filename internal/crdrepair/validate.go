@@ -3,7 +3,6 @@ package crdrepair
 import (
 	"context"
 	"sort"
-	"strings"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
@@ -54,5 +53,4 @@ func validate(obj map[string]any) (field.ErrorList, error) {
 	return errs, nil
 }
 
-// depth counts the segments of a field path, roughly: dots and opening brackets.
-func depth(p string) int { return strings.Count(p, ".") + strings.Count(p, "[") }
+func depth(p string) int { return len(parseFieldPath(p)) }

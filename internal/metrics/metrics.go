@@ -26,6 +26,24 @@ var (
 		Help: "The operator version each Subscription runs (value 1).",
 	}, []string{"namespace", "subscription", "package", "version", "csv"})
 
+	// Upgrades counts version changes started by a spec change.
+	Upgrades = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "operator_manager_upgrades_total",
+		Help: "Version changes started by a change of the Subscription or Blueprint, by package.",
+	}, []string{"package"})
+
+	// Rollbacks counts rollbacks to the last good revision.
+	Rollbacks = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "operator_manager_rollbacks_total",
+		Help: "Rollbacks to the last good revision, by package and kind (automatic).",
+	}, []string{"package", "kind"})
+
+	// Blocked counts version changes refused by the CRD preflight.
+	Blocked = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "operator_manager_blocked_upgrades_total",
+		Help: "Version changes refused by the CRD preflight, by package.",
+	}, []string{"package"})
+
 	// CatalogBundles is the number of bundles each CatalogSource holds.
 	CatalogBundles = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "operator_manager_catalog_bundles",
@@ -34,5 +52,5 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(Installs, InstallFailures, Installed, CatalogBundles)
+	ctrlmetrics.Registry.MustRegister(Installs, InstallFailures, Installed, Upgrades, Rollbacks, Blocked, CatalogBundles)
 }

@@ -56,12 +56,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 type scope struct {
 	bp     *omv1.Blueprint
 	sub    *omv1.Subscription // nil when the Blueprint has no Subscription (made by hand)
-	target *omv1alpha1.ClusterServiceVersion
+	work   *omv1.Revision     // the revision being carried out
 	now    time.Time
 	result ctrl.Result
 }
 
-// Reconcile runs the steps of a version change and patches the status once at the end.
+// Reconcile plans the next step from the spec and the history (Plan), carries a pending
+// revision out or settles, prunes the history, and patches the status once at the end.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
 	bp := &omv1.Blueprint{}
 	if err := r.Client.Get(ctx, req.NamespacedName, bp); err != nil {
@@ -95,18 +96,42 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 			return ctrl.Result{}, err
 		}
 	}
-	for _, step := range []func(context.Context, *scope) (bool, error){r.deploy, r.follow, r.retire} {
-		done, err := step(ctx, s)
-		if err != nil {
-			setReady(bp, metav1.ConditionFalse, "ReconcileError", err.Error())
-			return ctrl.Result{}, err
-		}
-		if done {
-			break
-		}
+	d := Plan(bp, policyOf(s.sub))
+	if d.Open != nil {
+		r.open(s, d.Open)
+		d.Work = latest(bp)
+	}
+	var err error
+	if d.Work != nil {
+		s.work = d.Work
+		err = r.carryOut(ctx, s)
+	} else {
+		err = r.settle(ctx, s, d.Settled)
+	}
+	if err != nil {
+		setReady(bp, metav1.ConditionFalse, "ReconcileError", err.Error())
+		return ctrl.Result{}, err
+	}
+	if err := r.prune(s); err != nil {
+		return ctrl.Result{}, err
 	}
 	bp.Status.ObservedGeneration = bp.Generation
 	return s.result, nil
+}
+
+// policyOf reads the rollback policy of the Subscription (defaults: automatic rollback on,
+// no retries, as the API defaults them).
+func policyOf(sub *omv1.Subscription) Policy {
+	p := Policy{AutoRollback: true}
+	if sub != nil && sub.Spec.Rollback != nil {
+		if sub.Spec.Rollback.Automatic != nil {
+			p.AutoRollback = *sub.Spec.Rollback.Automatic
+		}
+		if sub.Spec.Rollback.Retries != nil {
+			p.Retries = int(*sub.Spec.Rollback.Retries)
+		}
+	}
+	return p
 }
 
 func (r *Reconciler) event(bp *omv1.Blueprint, warning bool, reason, format string, args ...any) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/blang/semver/v4"
 	"sort"
 	"strings"
 	"time"
@@ -12,6 +13,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,6 +25,7 @@ import (
 	"github.com/operator-manager/operator-manager/internal/bundlecache"
 	"github.com/operator-manager/operator-manager/internal/catalog"
 	"github.com/operator-manager/operator-manager/internal/crdrepair"
+	"github.com/operator-manager/operator-manager/internal/crdsafety"
 	"github.com/operator-manager/operator-manager/internal/kubeapply"
 )
 
@@ -34,8 +38,7 @@ const (
 
 // bundleFiles reads the target bundle from the local cache, or from its catalog into the
 // cache first, so that any version installed once can be installed again offline.
-func (r *Reconciler) bundleFiles(bp *omv1.Blueprint) ([]catalog.File, error) {
-	digest := bp.Spec.BundleDigest
+func (r *Reconciler) bundleFiles(bp *omv1.Blueprint, csvName, digest string) ([]catalog.File, error) {
 	if digest != "" {
 		files, err := r.Cache.Get(digest)
 		if err == nil {
@@ -48,16 +51,16 @@ func (r *Reconciler) bundleFiles(bp *omv1.Blueprint) ([]catalog.File, error) {
 	key := catalogKey(bp)
 	cat := r.Catalogs.Get(key)
 	if cat == nil {
-		return nil, fmt.Errorf("bundle %s of %s is not in the local cache and catalog %s is not loaded", digest, bp.Spec.ClusterServiceVersionName, key)
+		return nil, fmt.Errorf("bundle %s of %s is not in the local cache and catalog %s is not loaded", digest, csvName, key)
 	}
 	var b *catalog.Bundle
 	if digest != "" {
 		b = cat.BundleByDigest(digest)
 	} else {
-		b = cat.BundleByCSV(bp.Spec.ClusterServiceVersionName)
+		b = cat.BundleByCSV(csvName)
 	}
 	if b == nil {
-		return nil, fmt.Errorf("catalog %s has no bundle %s (digest %s) and the local cache does not hold it", key, bp.Spec.ClusterServiceVersionName, digest)
+		return nil, fmt.Errorf("catalog %s has no bundle %s (digest %s) and the local cache does not hold it", key, csvName, digest)
 	}
 	files, err := cat.Files(b)
 	if err != nil {
@@ -77,63 +80,93 @@ func catalogKey(bp *omv1.Blueprint) types.NamespacedName {
 	return types.NamespacedName{Namespace: bp.Namespace, Name: bp.Spec.Catalog}
 }
 
-// deploy fetches the bundle, applies its CRDs and the CSV.
-func (r *Reconciler) deploy(ctx context.Context, s *scope) (bool, error) {
-	bp := s.bp
-	r.startRevision(s)
-	files, err := r.bundleFiles(bp)
+// carryOut moves the pending revision on: other CSVs of the Blueprint are frozen (phase
+// Replacing) so they stop applying their Deployments, the bundle comes from the local
+// cache (or the catalog into the cache), its CRDs pass the preflight and are applied,
+// the CSV is applied (or revived), and its phase becomes the revision's outcome.
+func (r *Reconciler) carryOut(ctx context.Context, s *scope) error {
+	w := s.work
+	r.progress(s, string(w.Trigger), fmt.Sprintf("revision %d: %s %s", w.Revision, strings.ToLower(string(w.Trigger)), w.CSVName))
+	if err := r.freezeOthers(ctx, s, w.CSVName); err != nil {
+		return err
+	}
+	files, err := r.bundleFiles(s.bp, w.CSVName, w.BundleDigest)
 	if err != nil {
 		r.fail(s, ReasonBundleUnavailable, err.Error())
 		s.result = ctrl.Result{RequeueAfter: 10 * time.Second}
-		return true, nil
+		return nil
 	}
 	content, err := catalog.ContentFromFiles(files)
 	if err != nil {
-		r.fail(s, ReasonBundleUnavailable, fmt.Sprintf("bundle %s: %v", bp.Spec.BundleDigest, err))
-		return true, nil
+		r.fail(s, ReasonBundleUnavailable, fmt.Sprintf("bundle %s: %v", w.BundleDigest, err))
+		return nil
 	}
-	if content.CSV.Name != bp.Spec.ClusterServiceVersionName {
-		r.fail(s, ReasonBundleUnavailable, fmt.Sprintf("bundle %s holds CSV %s, not %s", bp.Spec.BundleDigest, content.CSV.Name, bp.Spec.ClusterServiceVersionName))
-		return true, nil
+	if content.CSV.Name != w.CSVName {
+		r.fail(s, ReasonBundleUnavailable, fmt.Sprintf("bundle %s holds CSV %s, not %s", w.BundleDigest, content.CSV.Name, w.CSVName))
+		return nil
 	}
-	repairs, waiting, err := r.applyCRDs(ctx, s, content)
-	if err != nil || waiting {
-		return true, err
+	repairs, stop, err := r.applyCRDs(ctx, s, content)
+	if err != nil || stop {
+		return err
 	}
-	return false, r.applyCSV(ctx, s, content, repairs)
+	if err := r.applyCSV(ctx, s, content, repairs); err != nil {
+		return err
+	}
+	return r.follow(ctx, s)
 }
 
-// applyCRDs converts, repairs and applies every CRD of the bundle, and waits until each is
-// Established. A CRD is never deleted here, and never updated in a way that drops a
-// version its custom resources are stored in.
+// downgrade reports whether the revision goes to an older version than runs now: then the
+// cluster's CRDs, a superset, are kept.
+func downgrade(s *scope) bool {
+	if s.work.Trigger == omv1.TriggerRollback {
+		return true
+	}
+	cur, err1 := semver.ParseTolerant(s.bp.Status.CurrentVersion)
+	next, err2 := semver.ParseTolerant(s.work.Version)
+	return err1 == nil && err2 == nil && next.LT(cur)
+}
+
+// applyCRDs converts and repairs every CRD of the bundle, runs the preflight on all of
+// them before changing any (stored versions kept, existing custom resources still valid),
+// applies them and waits until each is Established. A CRD is never deleted here; on a
+// downgrade an existing CRD is kept as it is.
 func (r *Reconciler) applyCRDs(ctx context.Context, s *scope, content *catalog.BundleContent) ([]omv1alpha1.CRDRepair, bool, error) {
 	var repairs []omv1alpha1.CRDRepair
-	var pending []string
+	var apply []*apiextensionsv1.CustomResourceDefinition
 	for _, u := range content.CRDs {
 		crd, changes, err := crdrepair.Repair(u)
 		if err != nil {
 			r.fail(s, ReasonCRDRefused, fmt.Sprintf("CRD %s of %s cannot be installed: %v", u.GetName(), content.CSV.Name, err))
 			return nil, true, nil
 		}
-		if len(changes) > 0 {
-			repairs = append(repairs, omv1alpha1.CRDRepair{Name: crd.Name, Changes: changes})
-		}
 		live := &apiextensionsv1.CustomResourceDefinition{}
 		err = r.APIReader.Get(ctx, client.ObjectKey{Name: crd.Name}, live)
 		switch {
 		case apierrors.IsNotFound(err):
+			apply = append(apply, crd)
 		case err != nil:
 			return nil, false, err
+		case downgrade(s):
+			changes = append(changes, "kept the cluster's CRD, which a newer version installed (a superset): not replaced by this older version's")
+			r.event(s.bp, false, "CRDKept", "Kept CRD %s from the newer version while changing to %s", crd.Name, content.CSV.Name)
 		default:
-			if dropped := droppedStoredVersions(live, crd); len(dropped) > 0 {
-				r.block(s, fmt.Sprintf("CRD %s: the new version drops %s, in which custom resources are stored (status.storedVersions %v); nothing was changed",
-					crd.Name, strings.Join(dropped, ", "), live.Status.StoredVersions))
+			if v := crdsafety.StoredVersions(live, crd); v != nil {
+				r.block(s, v.Error()+"; nothing was changed")
 				return nil, true, nil
 			}
-			if !established(live) {
-				pending = append(pending, crd.Name)
+			if v, err := r.checkObjects(ctx, live, crd); err != nil || v != nil {
+				if v != nil {
+					r.block(s, v.Error()+"; nothing was changed")
+				}
+				return nil, true, err
 			}
+			apply = append(apply, crd)
 		}
+		if len(changes) > 0 {
+			repairs = append(repairs, omv1alpha1.CRDRepair{Name: crd.Name, Changes: changes})
+		}
+	}
+	for _, crd := range apply {
 		crd.APIVersion, crd.Kind = "apiextensions.k8s.io/v1", "CustomResourceDefinition"
 		if err := kubeapply.Apply(ctx, r.Client, crd); err != nil {
 			if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) {
@@ -142,40 +175,59 @@ func (r *Reconciler) applyCRDs(ctx context.Context, s *scope, content *catalog.B
 			}
 			return nil, false, err
 		}
-		if live.Name == "" {
-			pending = append(pending, crd.Name)
-		}
 	}
-	if len(pending) > 0 {
-		// Look again shortly: a new CRD is Established within a second or two.
-		for _, name := range pending {
-			live := &apiextensionsv1.CustomResourceDefinition{}
-			if err := r.APIReader.Get(ctx, client.ObjectKey{Name: name}, live); err == nil && established(live) {
-				continue
-			}
-			r.progress(s, ReasonWaitingForCRDs, "waiting for CRD "+name+" to be Established")
+	for _, crd := range apply {
+		live := &apiextensionsv1.CustomResourceDefinition{}
+		if err := r.APIReader.Get(ctx, client.ObjectKey{Name: crd.Name}, live); err != nil || !established(live) {
+			r.progress(s, ReasonWaitingForCRDs, "waiting for CRD "+crd.Name+" to be Established")
 			s.result = ctrl.Result{RequeueAfter: time.Second}
-			return nil, true, nil
+			return nil, true, client.IgnoreNotFound(err)
 		}
 	}
 	sort.Slice(repairs, func(i, j int) bool { return repairs[i].Name < repairs[j].Name })
 	return repairs, false, nil
 }
 
-// droppedStoredVersions lists the versions custom resources are stored in that the new
-// CRD no longer has: applying it would make those objects unreadable.
-func droppedStoredVersions(live, next *apiextensionsv1.CustomResourceDefinition) []string {
-	has := map[string]bool{}
-	for _, v := range next.Spec.Versions {
-		has[v.Name] = true
-	}
-	var out []string
-	for _, v := range live.Status.StoredVersions {
-		if !has[v] {
-			out = append(out, v)
+// checkObjects reads every custom resource of the live CRD, at each version the new CRD
+// also has, and validates it against the new schema.
+func (r *Reconciler) checkObjects(ctx context.Context, live, next *apiextensionsv1.CustomResourceDefinition) (*crdsafety.Violation, error) {
+	for _, v := range live.Spec.Versions {
+		if !v.Served {
+			continue
+		}
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(schema.GroupVersionKind{Group: live.Spec.Group, Version: v.Name, Kind: live.Spec.Names.ListKind})
+		if err := r.APIReader.List(ctx, list); err != nil {
+			return nil, fmt.Errorf("listing %s at %s for the CRD preflight: %w", live.Name, v.Name, err)
+		}
+		if viol, err := crdsafety.Objects(next, v.Name, list.Items); err != nil || viol != nil {
+			return viol, err
 		}
 	}
-	return out
+	return nil, nil
+}
+
+// freezeOthers sets every other CSV of the Blueprint to Replacing, so that only the
+// revision's CSV applies the Deployments they share.
+func (r *Reconciler) freezeOthers(ctx context.Context, s *scope, keep string) error {
+	list := &omv1alpha1.ClusterServiceVersionList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(s.bp.Namespace), client.MatchingLabels{omv1.LabelSubscription: subscriptionName(s.bp)}); err != nil {
+		return err
+	}
+	for i := range list.Items {
+		csv := &list.Items[i]
+		if csv.Name == keep || !csv.DeletionTimestamp.IsZero() || csv.Status.Phase == omv1alpha1.CSVReplacing {
+			continue
+		}
+		patch := client.MergeFrom(csv.DeepCopy())
+		now := metav1.NewTime(s.now)
+		csv.Status.Phase, csv.Status.Reason, csv.Status.LastTransitionTime = omv1alpha1.CSVReplacing, "BeingReplaced", &now
+		csv.Status.Message = "being replaced by " + keep
+		if err := r.Client.Status().Patch(ctx, csv, patch); err != nil {
+			return fmt.Errorf("marking %s as Replacing: %w", csv.Name, err)
+		}
+	}
+	return nil
 }
 
 func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
@@ -192,12 +244,13 @@ func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
 func (r *Reconciler) applyCSV(ctx context.Context, s *scope, content *catalog.BundleContent, repairs []omv1alpha1.CRDRepair) error {
 	bp := s.bp
 	src := content.CSV
+	w := s.work
 	csv := &omv1alpha1.ClusterServiceVersion{
 		TypeMeta: metav1.TypeMeta{APIVersion: omv1alpha1.GroupVersion.String(), Kind: "ClusterServiceVersion"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name: src.Name, Namespace: bp.Namespace,
 			Labels:      mergeMaps(src.Labels, map[string]string{omv1.LabelSubscription: subscriptionName(bp), omv1.LabelPackage: bp.Spec.Package}),
-			Annotations: mergeMaps(src.Annotations, map[string]string{omv1.AnnotationBundleDigest: bp.Spec.BundleDigest}),
+			Annotations: mergeMaps(src.Annotations, map[string]string{omv1.AnnotationBundleDigest: w.BundleDigest}),
 		},
 		Spec: src.Spec,
 	}
@@ -214,7 +267,29 @@ func (r *Reconciler) applyCSV(ctx context.Context, s *scope, content *catalog.Bu
 	if err := kubeapply.Apply(ctx, r.Client, csv); err != nil {
 		return err
 	}
-	s.target = csv
+	return r.revive(ctx, s, csv)
+}
+
+// revive restarts the CSV of a revision when it is left over from an earlier one: frozen
+// as Replacing (a rollback to it) or Failed before this revision began (a retry).
+func (r *Reconciler) revive(ctx context.Context, s *scope, applied *omv1alpha1.ClusterServiceVersion) error {
+	csv := &omv1alpha1.ClusterServiceVersion{}
+	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(applied), csv); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	start := s.work.StartTime
+	stale := csv.Status.Phase == omv1alpha1.CSVReplacing ||
+		(csv.Status.Phase == omv1alpha1.CSVFailed && start != nil && csv.Status.LastTransitionTime != nil && csv.Status.LastTransitionTime.Before(start))
+	if !stale {
+		return nil
+	}
+	patch := client.MergeFrom(csv.DeepCopy())
+	csv.Status.Phase, csv.Status.Reason = "", ""
+	csv.Status.Message = fmt.Sprintf("restarted for revision %d (%s)", s.work.Revision, s.work.Trigger)
+	csv.Status.LastTransitionTime = nil
+	if err := r.Client.Status().Patch(ctx, csv, patch); err != nil {
+		return fmt.Errorf("restarting %s: %w", csv.Name, err)
+	}
 	return nil
 }
 

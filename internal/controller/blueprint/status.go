@@ -3,6 +3,7 @@ package blueprint
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -13,6 +14,7 @@ import (
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
+	"github.com/operator-manager/operator-manager/internal/metrics"
 )
 
 // latest returns the newest revision, or nil.
@@ -23,30 +25,38 @@ func latest(bp *omv1.Blueprint) *omv1.Revision {
 	return nil
 }
 
-// startRevision opens a revision for the target CSV when the newest one is for another CSV
-// (a Subscription edit, or a person editing clusterServiceVersionName by hand).
-func (r *Reconciler) startRevision(s *scope) {
+// open appends a revision Plan decided on; a still pending older one is superseded.
+func (r *Reconciler) open(s *scope, rev *omv1.Revision) {
 	bp := s.bp
-	if last := latest(bp); last != nil && last.CSVName == bp.Spec.ClusterServiceVersionName {
-		return
-	}
-	next := int64(1)
-	if last := latest(bp); last != nil {
-		next = last.Revision + 1
-		if last.Outcome == omv1.OutcomePending {
-			last.Outcome, last.Reason, last.EndTime = omv1.OutcomeSuperseded, "Superseded", timePtr(s.now)
-			last.Message = "replaced by " + bp.Spec.ClusterServiceVersionName + " before it finished"
+	for i := range bp.Status.History {
+		if h := &bp.Status.History[i]; h.Outcome == omv1.OutcomePending {
+			h.Outcome, h.Reason, h.EndTime = omv1.OutcomeSuperseded, "Superseded", timePtr(s.now)
+			h.Message = fmt.Sprintf("replaced by revision %d (%s) before it finished", rev.Revision, rev.CSVName)
 		}
 	}
-	bp.Status.History = append(bp.Status.History, omv1.Revision{
-		Revision: next, CSVName: bp.Spec.ClusterServiceVersionName, Version: bp.Spec.Version,
-		BundleDigest: bp.Spec.BundleDigest, StartTime: timePtr(s.now), Outcome: omv1.OutcomePending,
-	})
-	verb := "Installing"
-	if bp.Status.CurrentCSV != "" {
-		verb = "Changing " + bp.Status.CurrentCSV + " to"
+	rev.StartTime = timePtr(s.now)
+	bp.Status.History = append(bp.Status.History, *rev)
+	switch rev.Trigger {
+	case omv1.TriggerRollback:
+		failed := failedRevision(bp)
+		r.event(bp, true, omv1.ReasonRolledBack, "Rolling back to %s (revision %d): %s", rev.CSVName, rev.Revision, failed)
+		metrics.Rollbacks.WithLabelValues(bp.Spec.Package, "automatic").Inc()
+	case omv1.TriggerUpgrade:
+		r.event(bp, false, "UpgradeStarted", "Changing %s to %s (revision %d)", bp.Status.CurrentCSV, rev.CSVName, rev.Revision)
+		metrics.Upgrades.WithLabelValues(bp.Spec.Package).Inc()
+	default:
+		r.event(bp, false, string(rev.Trigger)+"Started", "%s %s (revision %d)", rev.Trigger, rev.CSVName, rev.Revision)
 	}
-	r.event(bp, false, "RevisionStarted", "%s %s (revision %d)", verb, bp.Spec.ClusterServiceVersionName, next)
+}
+
+// failedRevision describes the newest failed revision, for rollback messages.
+func failedRevision(bp *omv1.Blueprint) string {
+	for i := len(bp.Status.History) - 1; i >= 0; i-- {
+		if h := bp.Status.History[i]; h.Outcome == omv1.OutcomeFailed {
+			return fmt.Sprintf("%s (revision %d) failed: %s", h.CSVName, h.Revision, h.Message)
+		}
+	}
+	return "the new version failed"
 }
 
 func timePtr(t time.Time) *metav1.Time {
@@ -54,89 +64,89 @@ func timePtr(t time.Time) *metav1.Time {
 	return &mt
 }
 
-// endRevision closes the newest revision with an outcome.
-func endRevision(s *scope, outcome omv1.RevisionOutcome, reason, message string) {
-	last := latest(s.bp)
-	if last == nil || last.Outcome == outcome && last.Reason == reason && last.Message == message {
+// endWork closes the revision being carried out with an outcome.
+func endWork(s *scope, outcome omv1.RevisionOutcome, reason, message string) {
+	w := s.work
+	if w == nil || (w.Outcome == outcome && w.Reason == reason && w.Message == message) {
 		return
 	}
-	last.Outcome, last.Reason, last.Message, last.EndTime = outcome, reason, message, timePtr(s.now)
+	w.Outcome, w.Reason, w.Message, w.EndTime = outcome, reason, message, timePtr(s.now)
+}
+
+func setCondition(bp *omv1.Blueprint, typ string, status metav1.ConditionStatus, reason, message string) {
+	meta.SetStatusCondition(&bp.Status.Conditions, metav1.Condition{Type: typ, Status: status, Reason: reason,
+		Message: message, ObservedGeneration: bp.Generation})
 }
 
 func setReady(bp *omv1.Blueprint, status metav1.ConditionStatus, reason, message string) {
-	meta.SetStatusCondition(&bp.Status.Conditions, metav1.Condition{Type: omv1.ConditionReady, Status: status,
-		Reason: reason, Message: message, ObservedGeneration: bp.Generation})
+	setCondition(bp, omv1.ConditionReady, status, reason, message)
 }
 
+// fail ends the revision as Failed; the next reconcile plans a retry or a rollback.
 func (r *Reconciler) fail(s *scope, reason, message string) {
 	bp := s.bp
-	if bp.Status.Phase != omv1.BlueprintFailed || latest(bp).Message != message {
-		r.event(bp, true, reason, "%s", message)
-	}
+	r.event(bp, true, reason, "%s", message)
 	bp.Status.Phase = omv1.BlueprintFailed
-	endRevision(s, omv1.OutcomeFailed, reason, message)
-	meta.SetStatusCondition(&bp.Status.Conditions, metav1.Condition{Type: omv1.ConditionHealthy, Status: metav1.ConditionFalse,
-		Reason: reason, Message: message, ObservedGeneration: bp.Generation})
+	endWork(s, omv1.OutcomeFailed, reason, message)
+	setCondition(bp, omv1.ConditionHealthy, metav1.ConditionFalse, reason, message)
 	setReady(bp, metav1.ConditionFalse, reason, message)
+	s.result = ctrl.Result{RequeueAfter: time.Second}
 }
 
+// block ends the revision as Blocked by the CRD preflight; nothing was changed.
 func (r *Reconciler) block(s *scope, message string) {
 	bp := s.bp
-	if bp.Status.Phase != omv1.BlueprintBlocked {
-		r.event(bp, true, omv1.ReasonCRDPreflightFailed, "%s", message)
-	}
+	r.event(bp, true, omv1.ReasonCRDPreflightFailed, "%s", message)
+	metrics.Blocked.WithLabelValues(bp.Spec.Package).Inc()
 	bp.Status.Phase = omv1.BlueprintBlocked
-	endRevision(s, omv1.OutcomeBlocked, omv1.ReasonCRDPreflightFailed, message)
-	meta.SetStatusCondition(&bp.Status.Conditions, metav1.Condition{Type: omv1.ConditionBlocked, Status: metav1.ConditionTrue,
-		Reason: omv1.ReasonCRDPreflightFailed, Message: message, ObservedGeneration: bp.Generation})
+	endWork(s, omv1.OutcomeBlocked, omv1.ReasonCRDPreflightFailed, message)
+	setCondition(bp, omv1.ConditionBlocked, metav1.ConditionTrue, omv1.ReasonCRDPreflightFailed, message)
 	setReady(bp, metav1.ConditionFalse, omv1.ReasonCRDPreflightFailed, message)
 }
 
+// progress marks the revision under way.
 func (r *Reconciler) progress(s *scope, reason, message string) {
 	bp := s.bp
-	bp.Status.Phase = omv1.BlueprintInstalling
-	if bp.Status.CurrentCSV != "" && bp.Status.CurrentCSV != bp.Spec.ClusterServiceVersionName {
+	switch {
+	case s.work != nil && s.work.Trigger == omv1.TriggerRollback:
+		bp.Status.Phase = omv1.BlueprintRollingBack
+	case bp.Status.CurrentCSV != "":
 		bp.Status.Phase = omv1.BlueprintUpgrading
+	default:
+		bp.Status.Phase = omv1.BlueprintInstalling
 	}
-	meta.SetStatusCondition(&bp.Status.Conditions, metav1.Condition{Type: omv1.ConditionProgressing, Status: metav1.ConditionTrue,
-		Reason: reason, Message: message, ObservedGeneration: bp.Generation})
+	setCondition(bp, omv1.ConditionProgressing, metav1.ConditionTrue, reason, message)
 	setReady(bp, metav1.ConditionFalse, reason, message)
 }
 
-// follow maps the target CSV's phase onto the Blueprint.
-func (r *Reconciler) follow(ctx context.Context, s *scope) (bool, error) {
-	bp := s.bp
+// follow maps the revision's CSV phase onto the revision and the Blueprint.
+func (r *Reconciler) follow(ctx context.Context, s *scope) error {
+	bp, w := s.bp, s.work
 	csv := &omv1alpha1.ClusterServiceVersion{}
-	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(s.target), csv); err != nil {
-		return true, client.IgnoreNotFound(err)
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: bp.Namespace, Name: w.CSVName}, csv); err != nil {
+		return client.IgnoreNotFound(err)
 	}
-	meta.RemoveStatusCondition(&bp.Status.Conditions, omv1.ConditionBlocked)
 	switch csv.Status.Phase {
 	case omv1alpha1.CSVSucceeded:
-		if bp.Status.Phase != omv1.BlueprintSucceeded || bp.Status.CurrentCSV != csv.Name {
-			r.event(bp, false, omv1.ReasonSucceeded, "%s is installed and healthy", csv.Name)
-		}
-		bp.Status.Phase = omv1.BlueprintSucceeded
+		endWork(s, omv1.OutcomeSucceeded, omv1.ReasonSucceeded, csv.Status.Message)
 		bp.Status.CurrentCSV, bp.Status.CurrentVersion = csv.Name, csv.Spec.Version.String()
-		endRevision(s, omv1.OutcomeSucceeded, omv1.ReasonSucceeded, csv.Status.Message)
-		bp.Status.LastGoodRevision = latest(bp).Revision
-		meta.SetStatusCondition(&bp.Status.Conditions, metav1.Condition{Type: omv1.ConditionProgressing, Status: metav1.ConditionFalse,
-			Reason: omv1.ReasonSucceeded, Message: csv.Name + " is installed", ObservedGeneration: bp.Generation})
-		meta.SetStatusCondition(&bp.Status.Conditions, metav1.Condition{Type: omv1.ConditionHealthy, Status: metav1.ConditionTrue,
-			Reason: csv.Status.Reason, Message: csv.Status.Message, ObservedGeneration: bp.Generation})
-		setReady(bp, metav1.ConditionTrue, omv1.ReasonSucceeded, fmt.Sprintf("%s is installed and healthy", csv.Name))
-		return false, nil
+		bp.Status.LastGoodRevision = w.Revision
+		if w.Trigger == omv1.TriggerRollback {
+			return r.settle(ctx, s, omv1.BlueprintRolledBack)
+		}
+		r.event(bp, false, omv1.ReasonSucceeded, "%s is installed and healthy (revision %d)", csv.Name, w.Revision)
+		return r.settle(ctx, s, omv1.BlueprintSucceeded)
 	case omv1alpha1.CSVFailed:
-		r.fail(s, omv1.ReasonHealthCheckFailed, fmt.Sprintf("%s failed: %s: %s", csv.Name, csv.Status.Reason, csv.Status.Message))
-		return true, nil
+		r.fail(s, omv1.ReasonHealthCheckFailed, fmt.Sprintf("%s failed its health check: %s: %s", csv.Name, csv.Status.Reason, csv.Status.Message))
+		return nil
 	default:
-		msg := fmt.Sprintf("%s is %s", csv.Name, phaseOrNew(csv.Status.Phase))
+		msg := fmt.Sprintf("revision %d: %s is %s", w.Revision, csv.Name, phaseOrNew(csv.Status.Phase))
 		if csv.Status.Message != "" {
 			msg += ": " + csv.Status.Message
 		}
-		r.progress(s, omv1.ReasonInstalling, msg)
-		s.result = ctrl.Result{RequeueAfter: 5 * time.Second}
-		return true, nil
+		r.progress(s, string(w.Trigger), msg)
+		s.result = ctrl.Result{RequeueAfter: 2 * time.Second}
+		return nil
 	}
 }
 
@@ -147,24 +157,87 @@ func phaseOrNew(p omv1alpha1.CSVPhase) string {
 	return string(p)
 }
 
-// retire deletes the Blueprint's older CSVs once the target is Succeeded. Their
-// finalizers remove only what the new CSV did not take over.
-func (r *Reconciler) retire(ctx context.Context, s *scope) (bool, error) {
+// settle writes the phase and conditions of a Blueprint with nothing in progress, and
+// retires the CSVs that no longer run.
+func (r *Reconciler) settle(ctx context.Context, s *scope, phase omv1.BlueprintPhase) error {
+	bp := s.bp
+	if bp.Status.Phase != phase && phase == omv1.BlueprintRolledBack {
+		r.event(bp, true, omv1.ReasonRolledBack, "Rolled back to %s: %s", bp.Status.CurrentCSV, failedRevision(bp))
+	}
+	bp.Status.Phase = phase
+	setCondition(bp, omv1.ConditionProgressing, metav1.ConditionFalse, string(phase), "nothing in progress")
+	switch phase {
+	case omv1.BlueprintSucceeded:
+		meta.RemoveStatusCondition(&bp.Status.Conditions, omv1.ConditionRolledBack)
+		meta.RemoveStatusCondition(&bp.Status.Conditions, omv1.ConditionBlocked)
+		setCondition(bp, omv1.ConditionHealthy, metav1.ConditionTrue, omv1.ReasonSucceeded, bp.Status.CurrentCSV+" is healthy")
+		setReady(bp, metav1.ConditionTrue, omv1.ReasonSucceeded, bp.Status.CurrentCSV+" is installed and healthy")
+	case omv1.BlueprintRolledBack:
+		msg := fmt.Sprintf("%s; %s runs again", failedRevision(bp), bp.Status.CurrentCSV)
+		setCondition(bp, omv1.ConditionRolledBack, metav1.ConditionTrue, omv1.ReasonHealthCheckFailed, msg)
+		setCondition(bp, omv1.ConditionHealthy, metav1.ConditionTrue, omv1.ReasonRolledBack, bp.Status.CurrentCSV+" is healthy")
+		setReady(bp, metav1.ConditionFalse, omv1.ReasonRolledBack, fmt.Sprintf("wanted %s, rolled back: %s", bp.Spec.ClusterServiceVersionName, msg))
+	case omv1.BlueprintFailed:
+		if c := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionReady); c == nil || c.Status == metav1.ConditionTrue {
+			setReady(bp, metav1.ConditionFalse, omv1.ReasonHealthCheckFailed, failedRevision(bp))
+		}
+		return nil // the failed state stays visible; nothing is retired
+	case omv1.BlueprintBlocked:
+		return nil
+	}
+	if bp.Status.CurrentCSV == "" {
+		return nil
+	}
+	return r.retire(ctx, s)
+}
+
+// retire deletes the Blueprint's CSVs other than the one running. Their finalizers remove
+// only what the running CSV did not take over.
+func (r *Reconciler) retire(ctx context.Context, s *scope) error {
 	list := &omv1alpha1.ClusterServiceVersionList{}
 	if err := r.Client.List(ctx, list, client.InNamespace(s.bp.Namespace), client.MatchingLabels{omv1.LabelSubscription: subscriptionName(s.bp)}); err != nil {
-		return true, err
+		return err
 	}
 	for i := range list.Items {
 		old := &list.Items[i]
-		if old.Name == s.bp.Spec.ClusterServiceVersionName || !old.DeletionTimestamp.IsZero() {
+		if old.Name == s.bp.Status.CurrentCSV || !old.DeletionTimestamp.IsZero() {
 			continue
 		}
 		if err := r.Client.Delete(ctx, old); client.IgnoreNotFound(err) != nil {
-			return true, fmt.Errorf("retiring %s: %w", old.Name, err)
+			return fmt.Errorf("retiring %s: %w", old.Name, err)
 		}
-		r.event(s.bp, false, "Retired", "Removed %s, replaced by %s", old.Name, s.bp.Spec.ClusterServiceVersionName)
+		r.event(s.bp, false, "Retired", "Removed %s; %s runs", old.Name, s.bp.Status.CurrentCSV)
 	}
-	return true, nil
+	return nil
+}
+
+// prune applies the Subscription's historyLimit and removes the cached bundles of pruned
+// revisions that no kept revision uses.
+func (r *Reconciler) prune(s *scope) error {
+	limit := 10
+	if s.sub != nil && s.sub.Spec.HistoryLimit != nil {
+		limit = int(*s.sub.Spec.HistoryLimit)
+	}
+	kept, dropped := Prune(s.bp.Status.History, limit, s.bp.Status.CurrentCSV)
+	if len(dropped) == 0 {
+		return nil
+	}
+	s.bp.Status.History = kept
+	inUse := map[string]bool{s.bp.Spec.BundleDigest: true}
+	for _, k := range kept {
+		inUse[k.BundleDigest] = true
+	}
+	var names []string
+	for _, d := range dropped {
+		names = append(names, fmt.Sprint(d.Revision))
+		if !inUse[d.BundleDigest] && d.BundleDigest != "" {
+			if err := r.Cache.Delete(d.BundleDigest); err != nil {
+				return err
+			}
+		}
+	}
+	r.event(s.bp, false, "HistoryPruned", "Pruned revisions %s (historyLimit %d)", strings.Join(names, ", "), limit)
+	return nil
 }
 
 // finalize deletes the Blueprint's CSVs (whose finalizers remove what they installed) and

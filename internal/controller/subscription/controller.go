@@ -8,11 +8,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -110,30 +112,37 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		return ctrl.Result{}, err
 	}
 	exists := err == nil
-	// The Blueprint's target follows the Subscription only when the Subscription's spec
-	// changed (or there is no Blueprint yet): a person who edits the Blueprint's
-	// clusterServiceVersionName to roll back is not overruled by the next reconcile.
-	if !exists || sub.Status.ObservedGeneration != sub.Generation {
-		if sub.Spec.Paused && exists {
-			setCondition(sub, omv1.ConditionResolved, false, omv1.ReasonPaused, "spec.paused is true: version changes wait")
-		} else {
-			res, err := r.resolve(sub)
-			if err == nil {
-				err = r.checkConflict(ctx, sub, res.bundle.Package)
+	result := ctrl.Result{}
+	if sub.Spec.Paused && exists {
+		setCondition(sub, omv1.ConditionResolved, false, omv1.ReasonPaused, "spec.paused is true: version changes wait")
+	} else {
+		// Resolving is pure and cheap, so it runs on every reconcile and the Resolved
+		// condition always reflects the current catalog.
+		res, err := r.resolve(sub)
+		if err == nil {
+			err = r.checkConflict(ctx, sub, res.bundle.Package)
+		}
+		switch {
+		case err != nil:
+			if result, err = r.resolveFailed(sub, err); err != nil {
+				return result, err
 			}
-			if err != nil {
-				return r.resolveFailed(sub, err)
-			}
+		// The Blueprint's target follows the Subscription only when the Subscription's
+		// spec changed since it was last written (or there is no Blueprint): a person who
+		// edits the Blueprint's clusterServiceVersionName to roll back is not overruled.
+		case !exists || bp.Annotations[omv1.AnnotationSubscriptionGeneration] != strconv.FormatInt(sub.Generation, 10):
 			if err := r.writeBlueprint(ctx, sub, bp, exists, res); err != nil {
 				return ctrl.Result{}, err
 			}
+		default:
+			r.resolved(sub, res)
 		}
 	}
 	sub.Status.ObservedGeneration = sub.Generation
 	if exists {
 		r.mirror(sub, bp)
 	}
-	return ctrl.Result{}, nil
+	return result, nil
 }
 
 // resolution is a resolved intent: the bundle and the catalog it comes from.
@@ -187,10 +196,11 @@ func (r *Reconciler) resolveFailed(sub *omv1.Subscription, err error) (ctrl.Resu
 	if !errors.As(err, &re) {
 		return ctrl.Result{}, err
 	}
+	if c := meta.FindStatusCondition(sub.Status.Conditions, omv1.ConditionResolved); c == nil || c.Reason != re.Reason || c.Message != re.Message {
+		r.Recorder.Eventf(sub, nil, corev1.EventTypeWarning, re.Reason, "Resolve", "%s", re.Message)
+	}
 	setCondition(sub, omv1.ConditionResolved, false, re.Reason, re.Message)
 	sub.Status.Opstatus = "resolve failed"
-	r.Recorder.Eventf(sub, nil, corev1.EventTypeWarning, re.Reason, "Resolve", "%s", re.Message)
-	sub.Status.ObservedGeneration = sub.Generation
 	if re.Reason == omv1.ReasonCatalogNotReady {
 		return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
 	}
@@ -201,18 +211,18 @@ func (r *Reconciler) resolveFailed(sub *omv1.Subscription, err error) (ctrl.Resu
 // CSV it replaces and bumping its generation.
 func (r *Reconciler) writeBlueprint(ctx context.Context, sub *omv1.Subscription, bp *omv1.Blueprint, exists bool, res *resolution) error {
 	b := res.bundle
-	setCondition(sub, omv1.ConditionResolved, true, "Resolved",
-		fmt.Sprintf("%s resolves to %s (version %s) in catalog %s", describeIntent(sub), b.CSVName, b.Version, res.catalog))
-	sub.Status.Package = b.Package
-	if exists && bp.Spec.ClusterServiceVersionName == b.CSVName && bp.Spec.BundleDigest == b.Digest {
-		return nil
-	}
+	r.resolved(sub, res)
 	if !exists {
 		bp = &omv1.Blueprint{}
 		bp.Name, bp.Namespace = sub.Name, sub.Namespace
 	}
 	patch := client.MergeFrom(bp.DeepCopy())
 	bp.Labels = mergeLabels(bp.Labels, map[string]string{omv1.LabelSubscription: sub.Name, omv1.LabelPackage: b.Package})
+	bp.Annotations = mergeLabels(bp.Annotations, map[string]string{omv1.AnnotationSubscriptionGeneration: strconv.FormatInt(sub.Generation, 10)})
+	if exists && bp.Spec.ClusterServiceVersionName == b.CSVName && bp.Spec.BundleDigest == b.Digest {
+		// Same target: only record that this generation was seen.
+		return r.Client.Patch(ctx, bp, patch)
+	}
 	if exists {
 		bp.Spec.OldVersion = bp.Spec.ClusterServiceVersionName
 		if bp.Status.CurrentCSV != "" {
@@ -238,6 +248,14 @@ func (r *Reconciler) writeBlueprint(ctx context.Context, sub *omv1.Subscription,
 	}
 	r.Recorder.Eventf(sub, nil, corev1.EventTypeNormal, "Resolved", "Resolve", "Changing %s to %s", bp.Spec.OldVersion, b.CSVName)
 	return nil
+}
+
+// resolved records a successful resolution.
+func (r *Reconciler) resolved(sub *omv1.Subscription, res *resolution) {
+	b := res.bundle
+	setCondition(sub, omv1.ConditionResolved, true, "Resolved",
+		fmt.Sprintf("%s resolves to %s (version %s) in catalog %s", describeIntent(sub), b.CSVName, b.Version, res.catalog))
+	sub.Status.Package = b.Package
 }
 
 func describeIntent(sub *omv1.Subscription) string {

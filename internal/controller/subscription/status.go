@@ -44,10 +44,23 @@ func (r *Reconciler) mirror(sub *omv1.Subscription, bp *omv1.Blueprint) {
 		st.Opstatus = "pending"
 	}
 	ready := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionReady)
+	if rb := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionRolledBack); rb != nil && bp.Status.Phase == omv1.BlueprintRolledBack {
+		setCondition(sub, omv1.ConditionRolledBack, true, rb.Reason, rb.Message)
+	} else {
+		removeCondition(sub, omv1.ConditionRolledBack)
+	}
+	if bl := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionBlocked); bl != nil && bp.Status.Phase == omv1.BlueprintBlocked {
+		setCondition(sub, omv1.ConditionBlocked, true, bl.Reason, bl.Message)
+	} else {
+		removeCondition(sub, omv1.ConditionBlocked)
+	}
 	switch bp.Status.Phase {
 	case omv1.BlueprintSucceeded:
 		setCondition(sub, omv1.ConditionInstalled, true, omv1.ReasonSucceeded, bp.Status.CurrentCSV+" is installed")
 		setCondition(sub, omv1.ConditionHealthy, true, omv1.ReasonSucceeded, conditionMessage(ready))
+	case omv1.BlueprintRolledBack:
+		setCondition(sub, omv1.ConditionInstalled, true, omv1.ReasonRolledBack, bp.Status.CurrentCSV+" is installed (rolled back)")
+		setCondition(sub, omv1.ConditionHealthy, true, omv1.ReasonRolledBack, bp.Status.CurrentCSV+" is healthy")
 	case omv1.BlueprintFailed, omv1.BlueprintBlocked:
 		reason, msg := conditionReason(ready), conditionMessage(ready)
 		if bp.Status.CurrentCSV == "" || bp.Status.CurrentCSV != bp.Spec.ClusterServiceVersionName {
@@ -92,6 +105,13 @@ func deriveReady(sub *omv1.Subscription) {
 		}
 		if c.Status != metav1.ConditionTrue {
 			setCondition(sub, omv1.ConditionReady, false, c.Reason, c.Message)
+			return
+		}
+	}
+	// Installed and healthy, but not what was asked for: say why.
+	for _, typ := range []string{omv1.ConditionRolledBack, omv1.ConditionBlocked} {
+		if c := meta.FindStatusCondition(sub.Status.Conditions, typ); c != nil && c.Status == metav1.ConditionTrue {
+			setCondition(sub, omv1.ConditionReady, false, typ, c.Message)
 			return
 		}
 	}

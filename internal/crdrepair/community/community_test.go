@@ -99,7 +99,11 @@ func TestCommunityCRDsAreAccepted(t *testing.T) {
 	kinds := map[crdrepair.Kind]int{}
 	warnings := map[string]int{}
 	baselineCauses := map[string]int{}
+	var most outcome
 	for _, o := range out {
+		if len(o.changes) > len(most.changes) {
+			most = o
+		}
 		if o.baselineErr == nil {
 			baseline++
 		}
@@ -141,7 +145,7 @@ func TestCommunityCRDsAreAccepted(t *testing.T) {
 		"%d accepted by a dry-run create (%.2f%%), in %s", files, len(out), converted, repaired, accepted, 100*share, elapsed.Round(time.Second))
 	t.Logf("without Repair (conversion only, preserveUnknownFields cleared): %d of %d accepted (%.2f%%); CRDs per refusal cause:\n%s",
 		baseline, len(out), 100*float64(baseline)/float64(len(out)), countTable(baselineCauses))
-	t.Logf("CRDs per kind of repair:\n%s", kindTable(kinds))
+	t.Logf("CRDs per kind of repair (most changes for one CRD: %d, %s):\n%s", len(most.changes), rel(root, most.file), kindTable(kinds))
 	if len(warnings) > 0 {
 		t.Logf("CRDs per API server warning (accepted, but worth knowing):\n%s", countTable(warnings))
 	}

@@ -1,0 +1,137 @@
+package blueprint
+
+import (
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+)
+
+// Policy is what a Subscription says about failed versions.
+type Policy struct {
+	// AutoRollback returns to the last good revision after a failed health check.
+	AutoRollback bool
+	// Retries is how many more times a failed version is tried first.
+	Retries int
+}
+
+// Decision is what a Blueprint must do next.
+type Decision struct {
+	// Open is a revision to start (appended to the history), or nil.
+	Open *omv1.Revision
+	// Work is the pending revision to carry on with (Open, once appended), or nil when
+	// there is nothing to do.
+	Work *omv1.Revision
+	// Settled is the phase when there is nothing to do: Succeeded, RolledBack, Failed or
+	// Blocked.
+	Settled omv1.BlueprintPhase
+}
+
+// Plan decides the next step of a Blueprint from its spec and history alone, so the
+// state machine is testable without a cluster (as Flux's helm-controller decides its next
+// action). A revision carries out one spec generation; a failed one is retried up to
+// Retries times, then rolled back to the last good revision when AutoRollback is on, and
+// never tried again until the spec changes: that is what stops a failed version from
+// looping.
+func Plan(bp *omv1.Blueprint, p Policy) Decision {
+	g := bp.Generation
+	target := bp.Spec.ClusterServiceVersionName
+	var attempts, rollbacks []*omv1.Revision
+	for i := range bp.Status.History {
+		r := &bp.Status.History[i]
+		if r.Generation != g {
+			continue
+		}
+		if r.Trigger == omv1.TriggerRollback {
+			rollbacks = append(rollbacks, r)
+		} else if r.CSVName == target {
+			attempts = append(attempts, r)
+		}
+	}
+	if n := len(rollbacks); n > 0 {
+		last := rollbacks[n-1]
+		switch last.Outcome {
+		case omv1.OutcomePending:
+			return Decision{Work: last}
+		case omv1.OutcomeSucceeded:
+			return Decision{Settled: omv1.BlueprintRolledBack}
+		default:
+			return Decision{Settled: omv1.BlueprintFailed}
+		}
+	}
+	if len(attempts) == 0 {
+		trigger := omv1.TriggerInstall
+		if bp.Status.CurrentCSV != "" {
+			trigger = omv1.TriggerUpgrade
+		}
+		return open(bp, target, bp.Spec.Version, bp.Spec.BundleDigest, trigger)
+	}
+	last := attempts[len(attempts)-1]
+	switch last.Outcome {
+	case omv1.OutcomePending:
+		return Decision{Work: last}
+	case omv1.OutcomeSucceeded:
+		return Decision{Settled: omv1.BlueprintSucceeded}
+	case omv1.OutcomeBlocked:
+		return Decision{Settled: omv1.BlueprintBlocked}
+	}
+	if len(attempts) <= p.Retries {
+		return open(bp, target, bp.Spec.Version, bp.Spec.BundleDigest, omv1.TriggerRetry)
+	}
+	if good := LastGood(bp); p.AutoRollback && good != nil && good.CSVName != target {
+		return open(bp, good.CSVName, good.Version, good.BundleDigest, omv1.TriggerRollback)
+	}
+	return Decision{Settled: omv1.BlueprintFailed}
+}
+
+func open(bp *omv1.Blueprint, csv, version, digest string, trigger omv1.Trigger) Decision {
+	next := int64(1)
+	if n := len(bp.Status.History); n > 0 {
+		next = bp.Status.History[n-1].Revision + 1
+	}
+	r := &omv1.Revision{Revision: next, Trigger: trigger, Generation: bp.Generation, CSVName: csv, Version: version,
+		BundleDigest: digest, Outcome: omv1.OutcomePending}
+	return Decision{Open: r, Work: r}
+}
+
+// LastGood is the newest revision that succeeded: the rollback target.
+func LastGood(bp *omv1.Blueprint) *omv1.Revision {
+	for i := len(bp.Status.History) - 1; i >= 0; i-- {
+		if bp.Status.History[i].Outcome == omv1.OutcomeSucceeded {
+			return &bp.Status.History[i]
+		}
+	}
+	return nil
+}
+
+// Prune drops the oldest revisions beyond limit (0: keep all), never the current nor the
+// last good one, as Helm's --history-max does. It returns the kept history and the
+// dropped revisions (whose cached bundles the caller may remove).
+func Prune(history []omv1.Revision, limit int, current string) (kept, dropped []omv1.Revision) {
+	if limit <= 0 || len(history) <= limit {
+		return history, nil
+	}
+	protected := map[int64]bool{}
+	for i := len(history) - 1; i >= 0; i-- {
+		if history[i].Outcome == omv1.OutcomeSucceeded {
+			protected[history[i].Revision] = true // last good
+			break
+		}
+	}
+	for i := len(history) - 1; i >= 0; i-- {
+		if history[i].CSVName == current && history[i].Outcome == omv1.OutcomeSucceeded {
+			protected[history[i].Revision] = true // the one running now
+			break
+		}
+	}
+	if n := len(history); history[n-1].Outcome == omv1.OutcomePending {
+		protected[history[n-1].Revision] = true // the one being carried out
+	}
+	excess := len(history) - limit
+	for _, r := range history {
+		if excess > 0 && !protected[r.Revision] {
+			dropped = append(dropped, r)
+			excess--
+			continue
+		}
+		kept = append(kept, r)
+	}
+	return kept, dropped
+}

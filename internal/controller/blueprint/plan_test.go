@@ -1,0 +1,118 @@
+package blueprint
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+)
+
+func rev(n int64, g int64, csv string, trigger omv1.Trigger, outcome omv1.RevisionOutcome) omv1.Revision {
+	return omv1.Revision{Revision: n, Generation: g, CSVName: csv, Trigger: trigger, Outcome: outcome, BundleDigest: "sha256:" + csv}
+}
+
+func bp(g int64, target, current string, history ...omv1.Revision) *omv1.Blueprint {
+	return &omv1.Blueprint{ObjectMeta: metav1.ObjectMeta{Generation: g},
+		Spec:   omv1.BlueprintSpec{ClusterServiceVersionName: target, BundleDigest: "sha256:" + target},
+		Status: omv1.BlueprintStatus{CurrentCSV: current, History: history}}
+}
+
+func TestPlan(t *testing.T) {
+	auto := Policy{AutoRollback: true}
+	cases := []struct {
+		name    string
+		bp      *omv1.Blueprint
+		policy  Policy
+		open    *omv1.Revision // expected new revision (Revision, CSV, Trigger)
+		work    int64          // expected pending revision number, 0 none
+		settled omv1.BlueprintPhase
+	}{
+		{"first install", bp(1, "a.v1", ""), auto, &omv1.Revision{Revision: 1, CSVName: "a.v1", Trigger: omv1.TriggerInstall}, 1, ""},
+		{"installing", bp(1, "a.v1", "", rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomePending)), auto, nil, 1, ""},
+		{"installed", bp(1, "a.v1", "a.v1", rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded)), auto, nil, 0, omv1.BlueprintSucceeded},
+		{"upgrade on spec change", bp(2, "a.v2", "a.v1", rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded)), auto,
+			&omv1.Revision{Revision: 2, CSVName: "a.v2", Trigger: omv1.TriggerUpgrade}, 2, ""},
+		{"failed upgrade rolls back to the last good", bp(2, "a.v2", "a.v1", rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded),
+			rev(2, 2, "a.v2", omv1.TriggerUpgrade, omv1.OutcomeFailed)), auto,
+			&omv1.Revision{Revision: 3, CSVName: "a.v1", Trigger: omv1.TriggerRollback}, 3, ""},
+		{"rolled back, no further attempt", bp(2, "a.v2", "a.v1", rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded),
+			rev(2, 2, "a.v2", omv1.TriggerUpgrade, omv1.OutcomeFailed), rev(3, 2, "a.v1", omv1.TriggerRollback, omv1.OutcomeSucceeded)), auto,
+			nil, 0, omv1.BlueprintRolledBack},
+		{"retry before rollback", bp(2, "a.v2", "a.v1", rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded),
+			rev(2, 2, "a.v2", omv1.TriggerUpgrade, omv1.OutcomeFailed)), Policy{AutoRollback: true, Retries: 1},
+			&omv1.Revision{Revision: 3, CSVName: "a.v2", Trigger: omv1.TriggerRetry}, 3, ""},
+		{"retries spent, roll back", bp(2, "a.v2", "a.v1", rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded),
+			rev(2, 2, "a.v2", omv1.TriggerUpgrade, omv1.OutcomeFailed), rev(3, 2, "a.v2", omv1.TriggerRetry, omv1.OutcomeFailed)),
+			Policy{AutoRollback: true, Retries: 1}, &omv1.Revision{Revision: 4, CSVName: "a.v1", Trigger: omv1.TriggerRollback}, 4, ""},
+		{"automatic rollback off: failed stays", bp(2, "a.v2", "a.v1", rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded),
+			rev(2, 2, "a.v2", omv1.TriggerUpgrade, omv1.OutcomeFailed)), Policy{}, nil, 0, omv1.BlueprintFailed},
+		{"failed first install: nothing to roll back to", bp(1, "a.v1", "", rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomeFailed)), auto,
+			nil, 0, omv1.BlueprintFailed},
+		{"spec changes again after a rollback: try the new one", bp(3, "a.v3", "a.v1", rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded),
+			rev(2, 2, "a.v2", omv1.TriggerUpgrade, omv1.OutcomeFailed), rev(3, 2, "a.v1", omv1.TriggerRollback, omv1.OutcomeSucceeded)), auto,
+			&omv1.Revision{Revision: 4, CSVName: "a.v3", Trigger: omv1.TriggerUpgrade}, 4, ""},
+		{"manual rollback is a spec change", bp(3, "a.v1", "a.v2", rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded),
+			rev(2, 2, "a.v2", omv1.TriggerUpgrade, omv1.OutcomeSucceeded)), auto,
+			&omv1.Revision{Revision: 3, CSVName: "a.v1", Trigger: omv1.TriggerUpgrade}, 3, ""},
+		{"blocked stays blocked", bp(2, "a.v2", "a.v1", rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded),
+			rev(2, 2, "a.v2", omv1.TriggerUpgrade, omv1.OutcomeBlocked)), auto, nil, 0, omv1.BlueprintBlocked},
+		{"failed rollback ends failed", bp(2, "a.v2", "a.v1", rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded),
+			rev(2, 2, "a.v2", omv1.TriggerUpgrade, omv1.OutcomeFailed), rev(3, 2, "a.v1", omv1.TriggerRollback, omv1.OutcomeFailed)), auto,
+			nil, 0, omv1.BlueprintFailed},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Plan(tc.bp, tc.policy)
+			if tc.open == nil && d.Open != nil {
+				t.Fatalf("opened %+v, want none", d.Open)
+			}
+			if tc.open != nil {
+				if d.Open == nil || d.Open.Revision != tc.open.Revision || d.Open.CSVName != tc.open.CSVName || d.Open.Trigger != tc.open.Trigger ||
+					d.Open.Generation != tc.bp.Generation || d.Open.Outcome != omv1.OutcomePending || d.Open.BundleDigest != "sha256:"+tc.open.CSVName {
+					t.Fatalf("opened %+v, want %+v", d.Open, tc.open)
+				}
+			}
+			if (d.Work == nil) != (tc.work == 0) || (d.Work != nil && d.Work.Revision != tc.work) {
+				t.Fatalf("work = %+v, want revision %d", d.Work, tc.work)
+			}
+			if d.Settled != tc.settled {
+				t.Fatalf("settled = %q, want %q", d.Settled, tc.settled)
+			}
+		})
+	}
+}
+
+func TestPrune(t *testing.T) {
+	h := []omv1.Revision{
+		rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded),
+		rev(2, 2, "a.v2", omv1.TriggerUpgrade, omv1.OutcomeSucceeded),
+		rev(3, 3, "a.v3", omv1.TriggerUpgrade, omv1.OutcomeSucceeded),
+		rev(4, 4, "a.v4", omv1.TriggerUpgrade, omv1.OutcomeFailed),
+		rev(5, 4, "a.v3", omv1.TriggerRollback, omv1.OutcomeFailed),
+		rev(6, 5, "a.v5", omv1.TriggerUpgrade, omv1.OutcomeFailed),
+	}
+	// Running a.v3 (revision 3, also the last good); limit 2 keeps it and the newest.
+	kept, dropped := Prune(h, 2, "a.v3")
+	if len(kept) != 2 || kept[0].Revision != 3 || kept[1].Revision != 6 || len(dropped) != 4 {
+		t.Fatalf("kept %v dropped %v", revs(kept), revs(dropped))
+	}
+	if kept, dropped := Prune(h, 0, "a.v3"); len(kept) != 6 || dropped != nil {
+		t.Errorf("limit 0 keeps all: %v", revs(kept))
+	}
+	// The current one is kept even when it is not the newest success.
+	h2 := append([]omv1.Revision{}, h[:3]...)
+	h2 = append(h2, rev(4, 4, "a.v1", omv1.TriggerUpgrade, omv1.OutcomeFailed))
+	kept, _ = Prune(h2, 1, "a.v1")
+	if got := revs(kept); len(got) != 2 || got[0] != 1 || got[1] != 3 {
+		t.Errorf("kept %v, want the current (1) and the last good (3)", got)
+	}
+}
+
+func revs(rs []omv1.Revision) []int64 {
+	var out []int64
+	for _, r := range rs {
+		out = append(out, r.Revision)
+	}
+	return out
+}
