@@ -102,22 +102,25 @@ type ResolvedDependency struct {
 }
 
 // Trigger says why a revision was started.
-// +kubebuilder:validation:Enum=Install;Upgrade;Retry;Rollback
+// +kubebuilder:validation:Enum=Install;Upgrade;Downgrade;Retry;Rollback
 type Trigger string
 
 const (
-	TriggerInstall  Trigger = "Install"
-	TriggerUpgrade  Trigger = "Upgrade"
-	TriggerRetry    Trigger = "Retry"
-	TriggerRollback Trigger = "Rollback"
+	TriggerInstall Trigger = "Install"
+	TriggerUpgrade Trigger = "Upgrade"
+	// TriggerDowngrade is a spec change to an older version: a manual rollback.
+	TriggerDowngrade Trigger = "Downgrade"
+	TriggerRetry     Trigger = "Retry"
+	TriggerRollback  Trigger = "Rollback"
 )
 
 // Revision is one remembered version of a Blueprint, as in `helm history`.
 type Revision struct {
 	// Revision counts up from 1.
 	Revision int64 `json:"revision"`
-	// Trigger says why it started: a first install, a spec change, a retry after a failed
-	// health check, or an automatic rollback.
+	// Trigger says why it started: a first install, a spec change to a newer or an older
+	// version (a manual rollback), a retry after a failed health check, or an automatic
+	// rollback.
 	// +optional
 	Trigger Trigger `json:"trigger,omitempty"`
 	// Generation is the Blueprint's metadata.generation the revision carries out.

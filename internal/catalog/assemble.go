@@ -196,11 +196,7 @@ func (a *assembler) rejectDuplicateCSVs() {
 
 // index fills the lookups and the digest once all packages are built.
 func (a *assembler) index() {
-	c := a.cat
-	c.pkgByName = map[string]*Package{}
-	c.byCSV = map[string]*Bundle{}
-	c.byDigest = map[string]*Bundle{}
-	c.byGVK = map[GVK][]*Bundle{}
+	var pkgs []*Package
 	for _, name := range slices.Sorted(maps.Keys(a.pkgs)) {
 		p := a.pkgs[name].pkg
 		if len(p.Bundles) == 0 {
@@ -208,23 +204,10 @@ func (a *assembler) index() {
 			// would only make a resolver fail later with a vaguer message.
 			continue
 		}
-		c.packages = append(c.packages, p)
-		c.pkgByName[name] = p
-		for _, b := range p.Bundles {
-			c.bundles = append(c.bundles, b)
-			c.byCSV[b.CSVName] = b
-			if _, dup := c.byDigest[b.Digest]; !dup {
-				c.byDigest[b.Digest] = b
-			}
-			for _, crd := range b.OwnedCRDs {
-				g := crd.GVK()
-				c.byGVK[g] = append(c.byGVK[g], b)
-				if any := (GVK{Group: g.Group, Kind: g.Kind}); !slices.Contains(c.byGVK[any], b) {
-					c.byGVK[any] = append(c.byGVK[any], b)
-				}
-			}
-		}
+		pkgs = append(pkgs, p)
 	}
+	c := a.cat
+	c.setPackages(pkgs)
 	c.Digest = catalogDigest(c.packages)
 	sortRejections(c.Rejections)
 	sortRejections(c.Warnings)

@@ -32,9 +32,19 @@ type BundleContent struct {
 	Objects []*unstructured.Unstructured
 }
 
-// Files reads a bundle's files back from the catalog directory and checks them against
-// the digest recorded at load.
+// Files reads a bundle's files back and checks them against the digest recorded at load:
+// from the catalog directory, or through the file source given to FromIndex.
 func (c *Catalog) Files(b *Bundle) ([]File, error) {
+	if c.files != nil {
+		files, err := c.files(b)
+		if err != nil {
+			return nil, fmt.Errorf("reading bundle %s: %w", b.Ref(), err)
+		}
+		if got := DigestFiles(files); got != b.Digest {
+			return nil, fmt.Errorf("reading bundle %s: %w (index %s, got %s)", b.Ref(), ErrDigestMismatch, b.Digest, got)
+		}
+		return files, nil
+	}
 	root, err := os.OpenRoot(c.Root)
 	if err != nil {
 		return nil, fmt.Errorf("reading bundle %s: %w", b.Ref(), err)
@@ -84,7 +94,7 @@ func (c *Catalog) fbcFiles(r *fsReader, b *Bundle) ([]File, error) {
 	return nil, fmt.Errorf("%s: olm.bundle %q of package %q: %w", b.RelPath, b.CSVName, b.Package, ErrNotFound)
 }
 
-// Content reads a bundle back from disk, checks its digest and parses its manifests.
+// Content reads a bundle back (see Files), checks its digest and parses its manifests.
 func (c *Catalog) Content(b *Bundle) (*BundleContent, error) {
 	if b.Layout == LayoutFBC && !slices.ContainsFunc(b.Files, func(f string) bool { return f != fbcBlobFile }) {
 		return nil, fmt.Errorf("reading bundle %s: %w: the catalog entry has no olm.bundle.object, its manifests are only in the image %q", b.Ref(), ErrNoContent, b.Image)

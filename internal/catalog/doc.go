@@ -52,4 +52,11 @@
 // each olm.bundle.object as objects/NNN.yaml. Catalog.Digest covers packages, channels,
 // edges and bundle digests; LoadIfChanged compares a cheap fingerprint of paths, sizes and
 // modification times and returns the previous catalog when it is unchanged.
+//
+// # Remote catalogs
+//
+// FromIndex builds a Catalog from the index of another one (its Digest, Packages and
+// Bundles, as package remote serves them) with a function that returns a bundle's files:
+// lookups are rebuilt and checked, and Files and Content go through the function with the
+// same digest check as for a directory.
 package catalog

@@ -12,6 +12,34 @@ import (
 // ErrNotFound is wrapped by lookups that find no package, channel or bundle.
 var ErrNotFound = errors.New("not found")
 
+// setPackages fills the lookups from packages sorted by name, each holding its bundles
+// by ascending version: the one place both Load and FromIndex build them.
+func (c *Catalog) setPackages(pkgs []*Package) {
+	c.packages = pkgs
+	c.pkgByName = make(map[string]*Package, len(pkgs))
+	c.byCSV = map[string]*Bundle{}
+	c.byDigest = map[string]*Bundle{}
+	c.byGVK = map[GVK][]*Bundle{}
+	c.bundles = nil
+	for _, p := range pkgs {
+		c.pkgByName[p.Name] = p
+		for _, b := range p.Bundles {
+			c.bundles = append(c.bundles, b)
+			c.byCSV[b.CSVName] = b
+			if _, dup := c.byDigest[b.Digest]; !dup {
+				c.byDigest[b.Digest] = b
+			}
+			for _, crd := range b.OwnedCRDs {
+				g := crd.GVK()
+				c.byGVK[g] = append(c.byGVK[g], b)
+				if any := (GVK{Group: g.Group, Kind: g.Kind}); !slices.Contains(c.byGVK[any], b) {
+					c.byGVK[any] = append(c.byGVK[any], b)
+				}
+			}
+		}
+	}
+}
+
 // Packages returns all packages sorted by name. The slice is shared; do not modify it.
 func (c *Catalog) Packages() []*Package { return c.packages }
 

@@ -28,11 +28,12 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Catalog is the index of one catalog directory: packages, channels, upgrade edges and
-// bundle metadata. It holds no manifest content; Content reads it back on demand. A
-// Catalog is immutable after Load and safe for concurrent use.
+// Catalog is the index of one catalog directory (Load) or of a remote catalog's index
+// (FromIndex): packages, channels, upgrade edges and bundle metadata. It holds no manifest
+// content; Content reads it back on demand. A Catalog is immutable once built and safe
+// for concurrent use.
 type Catalog struct {
-	// Root is the absolute path of the catalog directory.
+	// Root is the absolute path of the catalog directory; empty for FromIndex.
 	Root string
 	// Digest is "sha256:<hex>" over the index (see catalogDigest): equal digests mean
 	// equal packages, channels, edges and bundle contents.
@@ -45,12 +46,14 @@ type Catalog struct {
 
 	opts        Options
 	fingerprint string
-	packages    []*Package
-	pkgByName   map[string]*Package
-	bundles     []*Bundle
-	byCSV       map[string]*Bundle
-	byDigest    map[string]*Bundle
-	byGVK       map[GVK][]*Bundle
+	// files reads a bundle's files for a catalog built by FromIndex; nil for a directory.
+	files     func(*Bundle) ([]File, error)
+	packages  []*Package
+	pkgByName map[string]*Package
+	bundles   []*Bundle
+	byCSV     map[string]*Bundle
+	byDigest  map[string]*Bundle
+	byGVK     map[GVK][]*Bundle
 }
 
 // Load reads and indexes the catalog in dir. It fails only when dir itself cannot be

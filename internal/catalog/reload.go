@@ -90,6 +90,10 @@ func (c *Catalog) Fingerprint() string { return c.fingerprint }
 
 // String summarises the catalog for logs.
 func (c *Catalog) String() string {
-	return c.Root + ": " + strconv.Itoa(len(c.packages)) + " packages, " + strconv.Itoa(len(c.bundles)) +
+	source := c.Root
+	if source == "" {
+		source = "index"
+	}
+	return source + ": " + strconv.Itoa(len(c.packages)) + " packages, " + strconv.Itoa(len(c.bundles)) +
 		" bundles, " + strconv.Itoa(len(c.Rejections)) + " rejected, digest " + c.Digest
 }

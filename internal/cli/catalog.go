@@ -1,16 +1,22 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"os"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/operator-manager/operator-manager/internal/catalog"
+	"github.com/operator-manager/operator-manager/internal/catalog/remote"
 )
 
 func newCatalogCmd() *cobra.Command {
@@ -19,9 +25,12 @@ func newCatalogCmd() *cobra.Command {
 		Short: "Read, check and serve catalogs of OperatorHub-format bundles",
 		Long: `catalog reads a catalog directory in any layout operator-manager understands: the
 original flat <package>/<version>/ folders, package manifests (<package>.package.yaml),
-bundles (manifests/ and metadata/), and File-Based Catalogs.`,
+bundles (manifests/ and metadata/), and File-Based Catalogs.
+
+"catalog serve DIR" serves a directory over HTTP for HTTP CatalogSources; list, search,
+show and validate read such a served catalog with --url URL in place of DIR.`,
 	}
-	cmd.AddCommand(newCatalogListCmd(), newCatalogSearchCmd(), newCatalogShowCmd(), newCatalogValidateCmd())
+	cmd.AddCommand(newCatalogListCmd(), newCatalogSearchCmd(), newCatalogShowCmd(), newCatalogValidateCmd(), newCatalogServeCmd())
 	return cmd
 }
 
@@ -31,6 +40,43 @@ func loadCatalog(dir string) (*catalog.Catalog, error) {
 		return nil, err
 	}
 	return cat, nil
+}
+
+// remoteTimeout bounds each request the inspecting verbs make to a catalog server.
+const remoteTimeout = time.Minute
+
+// catalogSource is where an inspecting verb reads its catalog: the DIR argument, or the
+// catalog served at --url, which then takes DIR's place.
+type catalogSource struct{ url string }
+
+// bind adds --url and makes the verb take n arguments with DIR, n-1 with --url.
+func (s *catalogSource) bind(cmd *cobra.Command, n int) {
+	cmd.Flags().StringVar(&s.url, "url", "", "read the catalog served at this URL (by `operator-manager catalog serve`) instead of DIR")
+	cmd.Args = func(cmd *cobra.Command, args []string) error {
+		if s.url != "" {
+			if len(args) != n-1 {
+				return fmt.Errorf("accepts %d arg(s) with --url, which takes the place of DIR, received %d", n-1, len(args))
+			}
+			return nil
+		}
+		return cobra.ExactArgs(n)(cmd, args)
+	}
+}
+
+// client returns a client of the --url server keeping bundles in cacheDir.
+func (s *catalogSource) client(cacheDir string) *remote.Client {
+	return &remote.Client{BaseURL: s.url, CacheDir: cacheDir, HTTP: &http.Client{Timeout: remoteTimeout}}
+}
+
+// load returns the catalog, the name to show for it, and the arguments after DIR.
+func (s *catalogSource) load(ctx context.Context, args []string) (*catalog.Catalog, string, []string, error) {
+	if s.url == "" {
+		cat, err := loadCatalog(args[0])
+		return cat, args[0], args[1:], err
+	}
+	// Only the index is read: no bundle is fetched, so no cache is needed.
+	cat, err := s.client("").Load(ctx)
+	return cat, s.url, args, err
 }
 
 func latest(p *catalog.Package) *catalog.Bundle {
@@ -60,12 +106,12 @@ type packageRow struct {
 
 func newCatalogListCmd() *cobra.Command {
 	out := &output{}
+	src := &catalogSource{}
 	cmd := &cobra.Command{
-		Use:   "list DIR",
+		Use:   "list DIR | list --url URL",
 		Short: "List the packages of a catalog",
-		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cat, err := loadCatalog(args[0])
+			cat, _, _, err := src.load(cmd.Context(), args)
 			if err != nil {
 				return err
 			}
@@ -89,6 +135,7 @@ func newCatalogListCmd() *cobra.Command {
 		},
 	}
 	out.bind(cmd)
+	src.bind(cmd, 1)
 	return cmd
 }
 
@@ -102,20 +149,20 @@ type searchHit struct {
 
 func newCatalogSearchCmd() *cobra.Command {
 	out := &output{}
+	src := &catalogSource{}
 	var all bool
 	cmd := &cobra.Command{
-		Use:   "search DIR TERM",
+		Use:   "search DIR TERM | search --url URL TERM",
 		Short: "Find packages by name, CSV name, or the kinds and groups of the CRDs they provide",
 		Long: `search matches TERM (case-insensitive, a substring) against package names, CSV names
 and the group and kind of each owned CRD. It shows the newest matching version of each
 package; --all shows every matching version.`,
-		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cat, err := loadCatalog(args[0])
+			cat, _, rest, err := src.load(cmd.Context(), args)
 			if err != nil {
 				return err
 			}
-			hits := search(cat, strings.ToLower(args[1]), all)
+			hits := search(cat, strings.ToLower(rest[0]), all)
 			return out.print(cmd.OutOrStdout(), hits, func(tw *tabwriter.Writer) {
 				fmt.Fprintln(tw, "PACKAGE\tVERSION\tCSV\tMATCH")
 				for _, h := range hits {
@@ -126,6 +173,7 @@ package; --all shows every matching version.`,
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "show every matching version, not only the newest of each package")
 	out.bind(cmd)
+	src.bind(cmd, 2)
 	return cmd
 }
 
@@ -170,22 +218,22 @@ type packageDetail struct {
 
 func newCatalogShowCmd() *cobra.Command {
 	out := &output{}
+	src := &catalogSource{}
 	cmd := &cobra.Command{
-		Use:   "show DIR PACKAGE",
+		Use:   "show DIR PACKAGE | show --url URL PACKAGE",
 		Short: "Show a package: channels, heads, upgrade edges and versions",
-		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cat, err := loadCatalog(args[0])
+			cat, name, rest, err := src.load(cmd.Context(), args)
 			if err != nil {
 				return err
 			}
-			p := cat.Package(args[1])
+			p := cat.Package(rest[0])
 			if p == nil {
 				var names []string
 				for _, p := range cat.Packages() {
 					names = append(names, p.Name)
 				}
-				return fmt.Errorf("package %q is not in catalog %s; it has: %s", args[1], args[0], strings.Join(names, ", "))
+				return fmt.Errorf("package %q is not in catalog %s; it has: %s", rest[0], name, strings.Join(names, ", "))
 			}
 			detail := packageDetail{Package: p, Edges: map[string][]catalog.Edge{}, Bundles: p.Bundles}
 			for _, c := range p.Channels {
@@ -195,6 +243,7 @@ func newCatalogShowCmd() *cobra.Command {
 		},
 	}
 	out.bind(cmd)
+	src.bind(cmd, 2)
 	return cmd
 }
 
@@ -233,16 +282,28 @@ var errRejected = silentError{errors.New("the catalog has rejected bundles")}
 
 func newCatalogValidateCmd() *cobra.Command {
 	out := &output{}
+	src := &catalogSource{}
 	cmd := &cobra.Command{
-		Use:   "validate DIR",
+		Use:   "validate DIR | validate --url URL",
 		Short: "Load every bundle of a catalog, print each rejected one with its reason, and fail if any is",
-		Args:  cobra.ExactArgs(1),
+		Long: `validate loads every bundle of a catalog directory, prints each rejected one with its
+reason, and fails if any is. With --url it checks a served catalog: what the server
+rejected when it loaded its directory, and every served bundle, downloaded, checked
+against its digest and parsed.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cat, err := loadCatalog(args[0])
-			if err != nil {
-				return err
+			var v validation
+			if src.url != "" {
+				var err error
+				if v, err = validateRemote(cmd.Context(), src); err != nil {
+					return err
+				}
+			} else {
+				cat, err := loadCatalog(args[0])
+				if err != nil {
+					return err
+				}
+				v = validation{Loaded: len(cat.Bundles()), Rejected: cat.Rejections}
 			}
-			v := validation{Loaded: len(cat.Bundles()), Rejected: cat.Rejections}
 			if v.Rejected == nil {
 				v.Rejected = []catalog.Rejection{}
 			}
@@ -262,5 +323,36 @@ func newCatalogValidateCmd() *cobra.Command {
 		},
 	}
 	out.bind(cmd)
+	src.bind(cmd, 1)
 	return cmd
+}
+
+// validateRemote checks a served catalog: the server's own rejections, then every bundle
+// it serves, fetched into a temporary cache, checked against its digest and parsed. A
+// bundle whose manifests are only in an image (ErrNoContent) is not an error, as with a
+// directory.
+func validateRemote(ctx context.Context, src *catalogSource) (validation, error) {
+	tmp, err := os.MkdirTemp("", "operator-manager-validate-")
+	if err != nil {
+		return validation{}, err
+	}
+	defer os.RemoveAll(tmp)
+	client := src.client(tmp)
+	idx, err := client.Index(ctx, nil)
+	if err != nil {
+		return validation{}, err
+	}
+	cat, err := client.Catalog(idx)
+	if err != nil {
+		return validation{}, err
+	}
+	v := validation{Rejected: slices.Clone(idx.Rejections)}
+	for _, b := range cat.Bundles() {
+		if _, err := cat.Content(b); err != nil && !errors.Is(err, catalog.ErrNoContent) {
+			v.Rejected = append(v.Rejected, catalog.Rejection{Path: b.RelPath, Reason: err.Error()})
+			continue
+		}
+		v.Loaded++
+	}
+	return v, nil
 }

@@ -109,3 +109,81 @@ func TestCatalogValidate(t *testing.T) {
 		t.Errorf("validation = %+v", v)
 	}
 }
+
+// TestCatalogURL: list, search, show and validate read a served catalog with --url in
+// place of DIR, and say the same as they do of the directory.
+func TestCatalogURL(t *testing.T) {
+	s := startServe(t, sampleDir)
+	for _, args := range [][]string{
+		{"list"},
+		{"list", "-o", "json"},
+		{"search", "cache", "--all"},
+		{"search", "Backup.Samples"},
+		{"show", "cache-operator"},
+		{"show", "backup-operator", "-o", "yaml"},
+		{"validate", "-o", "json"},
+	} {
+		fromDir, dirErr := runCLI(t, append([]string{"catalog", args[0], sampleDir}, args[1:]...)...)
+		fromURL, urlErr := runCLI(t, append([]string{"catalog", args[0], "--url", s.url}, args[1:]...)...)
+		if dirErr != nil || urlErr != nil {
+			t.Fatalf("%v: %v / %v", args, dirErr, urlErr)
+		}
+		if fromDir != fromURL {
+			t.Errorf("%v with --url:\n%s\nwith DIR:\n%s", args, fromURL, fromDir)
+		}
+	}
+	_, err := runCLI(t, "catalog", "show", "--url", s.url, "nosuch")
+	if err == nil || !strings.Contains(err.Error(), "not in catalog "+s.url+"; it has: backup-operator, cache-operator") {
+		t.Errorf("unknown package: %v", err)
+	}
+	for _, args := range [][]string{
+		{"list", "--url", s.url, sampleDir},
+		{"search", "--url", s.url},
+		{"list"},
+	} {
+		if _, err := runCLI(t, append([]string{"catalog"}, args...)...); err == nil {
+			t.Errorf("%v: accepted", args)
+		}
+	}
+	s.stop()
+	if _, err := runCLI(t, "catalog", "list", "--url", s.url); err == nil || !strings.Contains(err.Error(), strings.TrimPrefix(s.url, "http://")) {
+		t.Errorf("server gone: %v", err)
+	}
+}
+
+// TestCatalogValidateURL: validate --url reports what the server rejected when loading,
+// and a served bundle that does not match its digest, and fails.
+func TestCatalogValidateURL(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "catalog")
+	if err := os.CopyFS(dir, os.DirFS(sampleDir)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "cache-operator", "9.9.9"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cache-operator", "9.9.9", "broken.yaml"), []byte("kind: [unclosed"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startServe(t, dir, "--reload", "0")
+	// Changed on disk after loading: the server refuses to serve it as the indexed bundle.
+	crd := filepath.Join(dir, "cache-operator", "1.1.0", "caches.crd.yaml")
+	data, err := os.ReadFile(crd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(crd, append(data, "\n# edited\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runCLI(t, "catalog", "validate", "--url", s.url, "-o", "json")
+	if !errors.Is(err, errRejected) {
+		t.Errorf("validate --url of a broken catalog returned %v, want a failure", err)
+	}
+	var v validation
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("-o json: %v\n%s", err, out)
+	}
+	if v.Bundles != 7 || v.Loaded != 5 || len(v.Rejected) != 2 || v.Rejected[0].Path != "cache-operator/9.9.9" ||
+		v.Rejected[1].Path != "cache-operator/1.1.0" || !strings.Contains(v.Rejected[1].Reason, "does not match its digest") {
+		t.Errorf("validation = %+v", v)
+	}
+}

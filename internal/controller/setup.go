@@ -30,7 +30,7 @@ func setup(mgr ctrl.Manager, o manager.Options) error {
 	cache := &bundlecache.Cache{Dir: o.CacheDir}
 	rec := mgr.GetEventRecorder(EventSource)
 	c := mgr.GetClient()
-	if err := (&catalogsource.Reconciler{Client: c, Recorder: rec, Store: store, AllowedDirs: o.CatalogDirs}).SetupWithManager(mgr); err != nil {
+	if err := (&catalogsource.Reconciler{Client: c, Recorder: rec, Store: store, AllowedDirs: o.CatalogDirs, CacheDir: o.CacheDir}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	defaultCatalog := types.NamespacedName{Namespace: o.Namespace, Name: catalogsource.DefaultName}

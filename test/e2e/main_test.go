@@ -76,7 +76,7 @@ func startManager() error {
 		defaultCatalog = dir
 	}
 	args := []string{"run", "--kubeconfig=" + env.Kubeconfig, "--catalog=" + defaultCatalog, "--catalog-dirs=" + sampleDir,
-		"--cache-dir=" + filepath.Join(work, "bundles"), "--manager-namespace=default",
+		"--cache-dir=" + filepath.Join(work, "bundles"), "--manager-namespace=default", "--catalog-dirs=" + filepath.Join(work, "catalogs"),
 		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(ports[0]), "--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(ports[1]),
 		"--leader-elect=false"}
 	mgr = exec.Command(managerBin, args...)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/operator-manager/operator-manager/internal/catalog"
 )
@@ -177,4 +178,36 @@ func writeAtomic(dir, file string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), file)
+}
+
+// FetchTimeout bounds one bundle download made for Catalog.Files, whose callers pass no
+// context.
+const FetchTimeout = 2 * time.Minute
+
+// Catalog builds a catalog from an index this client fetched (catalog.FromIndex): lookups
+// work at once, and a bundle's files (Files, Content) come through Fetch, so from the
+// cache when it holds them, and otherwise from the server, digest checked either way.
+func (c *Client) Catalog(idx *Index) (*catalog.Catalog, error) {
+	if idx == nil {
+		return nil, errors.New("building the catalog of " + c.BaseURL + ": no index")
+	}
+	cat, err := catalog.FromIndex(idx.Digest, idx.Packages, idx.Bundles, func(b *catalog.Bundle) ([]catalog.File, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), FetchTimeout)
+		defer cancel()
+		return c.Fetch(ctx, b.Digest)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("catalog index from %s: %w", c.BaseURL, err)
+	}
+	return cat, nil
+}
+
+// Load fetches the index and builds the catalog: what a person inspecting a served
+// catalog needs in one call.
+func (c *Client) Load(ctx context.Context) (*catalog.Catalog, error) {
+	idx, err := c.Index(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	return c.Catalog(idx)
 }

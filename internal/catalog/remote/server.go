@@ -8,7 +8,8 @@
 //	                         with their digests. ETag is the catalog digest.
 //	GET /bundles/<digest>    an uncompressed tar of the bundle's files. ETag is the digest.
 //
-// Both honour If-None-Match with 304 Not Modified.
+// Both honour If-None-Match with 304 Not Modified. Client.Catalog turns a fetched index
+// into a catalog.Catalog whose bundle files come through the client's cache.
 package remote
 
 import (
@@ -26,13 +27,17 @@ type Index struct {
 	Digest   string             `json:"digest"`
 	Packages []*catalog.Package `json:"packages"`
 	Bundles  []*catalog.Bundle  `json:"bundles"`
+	// Rejections are what the server could not load from its directory, for people
+	// (`catalog validate --url`). They are not part of Digest, so not of the ETag: a
+	// conditional request does not see a change in them alone.
+	Rejections []catalog.Rejection `json:"rejections,omitempty"`
 }
 
 // Handler serves cat. The index is encoded once; bundles are read from the catalog
 // directory per request and checked against their digests, so a catalog changed on disk
 // is reported instead of served wrong.
 func Handler(cat *catalog.Catalog) http.Handler {
-	index, err := json.Marshal(Index{Digest: cat.Digest, Packages: cat.Packages(), Bundles: cat.Bundles()})
+	index, err := json.Marshal(Index{Digest: cat.Digest, Packages: cat.Packages(), Bundles: cat.Bundles(), Rejections: cat.Rejections})
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /index.json", func(w http.ResponseWriter, r *http.Request) {
 		if err != nil {

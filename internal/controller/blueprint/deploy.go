@@ -80,16 +80,13 @@ func catalogKey(bp *omv1.Blueprint) types.NamespacedName {
 	return types.NamespacedName{Namespace: bp.Namespace, Name: bp.Spec.Catalog}
 }
 
-// carryOut moves the pending revision on: other CSVs of the Blueprint are frozen (phase
-// Replacing) so they stop applying their Deployments, the bundle comes from the local
-// cache (or the catalog into the cache), its CRDs pass the preflight and are applied,
+// carryOut moves the pending revision on: the bundle comes from the local cache (or the
+// catalog into the cache), its CRDs pass the preflight and are applied, other CSVs of the
+// Blueprint are frozen (phase Replacing) so they stop applying the Deployments they share,
 // the CSV is applied (or revived), and its phase becomes the revision's outcome.
 func (r *Reconciler) carryOut(ctx context.Context, s *scope) error {
 	w := s.work
 	r.progress(s, string(w.Trigger), fmt.Sprintf("revision %d: %s %s", w.Revision, strings.ToLower(string(w.Trigger)), w.CSVName))
-	if err := r.freezeOthers(ctx, s, w.CSVName); err != nil {
-		return err
-	}
 	files, err := r.bundleFiles(s.bp, w.CSVName, w.BundleDigest)
 	if err != nil {
 		r.fail(s, ReasonBundleUnavailable, err.Error())
@@ -109,6 +106,11 @@ func (r *Reconciler) carryOut(ctx context.Context, s *scope) error {
 	if err != nil || stop {
 		return err
 	}
+	// Only now, past the preflight, does the running version stop applying its objects:
+	// a blocked change leaves the cluster exactly as it was.
+	if err := r.freezeOthers(ctx, s, w.CSVName); err != nil {
+		return err
+	}
 	if err := r.applyCSV(ctx, s, content, repairs); err != nil {
 		return err
 	}
@@ -118,7 +120,7 @@ func (r *Reconciler) carryOut(ctx context.Context, s *scope) error {
 // downgrade reports whether the revision goes to an older version than runs now: then the
 // cluster's CRDs, a superset, are kept.
 func downgrade(s *scope) bool {
-	if s.work.Trigger == omv1.TriggerRollback {
+	if s.work.Trigger == omv1.TriggerRollback || s.work.Trigger == omv1.TriggerDowngrade {
 		return true
 	}
 	cur, err1 := semver.ParseTolerant(s.bp.Status.CurrentVersion)
@@ -146,8 +148,9 @@ func (r *Reconciler) applyCRDs(ctx context.Context, s *scope, content *catalog.B
 			apply = append(apply, crd)
 		case err != nil:
 			return nil, false, err
-		case downgrade(s):
-			changes = append(changes, "kept the cluster's CRD, which a newer version installed (a superset): not replaced by this older version's")
+		case downgrade(s) || newerLive(live, s.bp.Spec.Package, s.work.Version):
+			changes = append(changes, fmt.Sprintf("kept the cluster's CRD, which a newer version (%s) installed: not replaced by this older version's",
+				live.Annotations[AnnotationCRDVersion]))
 			r.event(s.bp, false, "CRDKept", "Kept CRD %s from the newer version while changing to %s", crd.Name, content.CSV.Name)
 		default:
 			if v := crdsafety.StoredVersions(live, crd); v != nil {
@@ -168,6 +171,10 @@ func (r *Reconciler) applyCRDs(ctx context.Context, s *scope, content *catalog.B
 	}
 	for _, crd := range apply {
 		crd.APIVersion, crd.Kind = "apiextensions.k8s.io/v1", "CustomResourceDefinition"
+		if crd.Annotations == nil {
+			crd.Annotations = map[string]string{}
+		}
+		crd.Annotations[AnnotationCRDPackage], crd.Annotations[AnnotationCRDVersion] = s.bp.Spec.Package, s.work.Version
 		if err := kubeapply.Apply(ctx, r.Client, crd); err != nil {
 			if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) {
 				r.fail(s, ReasonCRDRefused, fmt.Sprintf("the API server refused CRD %s of %s: %v", crd.Name, content.CSV.Name, err))
@@ -186,6 +193,21 @@ func (r *Reconciler) applyCRDs(ctx context.Context, s *scope, content *catalog.B
 	}
 	sort.Slice(repairs, func(i, j int) bool { return repairs[i].Name < repairs[j].Name })
 	return repairs, false, nil
+}
+
+// Annotations on applied CRDs: which package and version wrote them, so that an older
+// version of the same package, in any namespace, never replaces a newer CRD.
+const (
+	AnnotationCRDPackage = "operator-manager.domain/crd-package"
+	AnnotationCRDVersion = "operator-manager.domain/crd-version"
+)
+
+// newerLive reports whether the live CRD was written by a newer version of the package.
+func newerLive(live *apiextensionsv1.CustomResourceDefinition, pkg, version string) bool {
+	if live.Annotations[AnnotationCRDPackage] != pkg {
+		return false
+	}
+	return older(version, live.Annotations[AnnotationCRDVersion])
 }
 
 // checkObjects reads every custom resource of the live CRD, at each version the new CRD

@@ -1,6 +1,8 @@
 package blueprint
 
 import (
+	"github.com/blang/semver/v4"
+
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 )
 
@@ -60,6 +62,9 @@ func Plan(bp *omv1.Blueprint, p Policy) Decision {
 		trigger := omv1.TriggerInstall
 		if bp.Status.CurrentCSV != "" {
 			trigger = omv1.TriggerUpgrade
+			if older(bp.Spec.Version, bp.Status.CurrentVersion) {
+				trigger = omv1.TriggerDowngrade
+			}
 		}
 		return open(bp, target, bp.Spec.Version, bp.Spec.BundleDigest, trigger)
 	}
@@ -89,6 +94,13 @@ func open(bp *omv1.Blueprint, csv, version, digest string, trigger omv1.Trigger)
 	r := &omv1.Revision{Revision: next, Trigger: trigger, Generation: bp.Generation, CSVName: csv, Version: version,
 		BundleDigest: digest, Outcome: omv1.OutcomePending}
 	return Decision{Open: r, Work: r}
+}
+
+// older compares versions as semver (never as strings); unparsable versions are not older.
+func older(v, than string) bool {
+	a, err1 := semver.ParseTolerant(v)
+	b, err2 := semver.ParseTolerant(than)
+	return err1 == nil && err2 == nil && a.LT(b)
 }
 
 // LastGood is the newest revision that succeeded: the rollback target.

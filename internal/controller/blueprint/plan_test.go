@@ -52,9 +52,12 @@ func TestPlan(t *testing.T) {
 		{"spec changes again after a rollback: try the new one", bp(3, "a.v3", "a.v1", rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded),
 			rev(2, 2, "a.v2", omv1.TriggerUpgrade, omv1.OutcomeFailed), rev(3, 2, "a.v1", omv1.TriggerRollback, omv1.OutcomeSucceeded)), auto,
 			&omv1.Revision{Revision: 4, CSVName: "a.v3", Trigger: omv1.TriggerUpgrade}, 4, ""},
-		{"manual rollback is a spec change", bp(3, "a.v1", "a.v2", rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded),
-			rev(2, 2, "a.v2", omv1.TriggerUpgrade, omv1.OutcomeSucceeded)), auto,
-			&omv1.Revision{Revision: 3, CSVName: "a.v1", Trigger: omv1.TriggerUpgrade}, 3, ""},
+		{"manual rollback is a spec change to an older version", func() *omv1.Blueprint {
+			b := bp(3, "a.v1", "a.v2", rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded),
+				rev(2, 2, "a.v2", omv1.TriggerUpgrade, omv1.OutcomeSucceeded))
+			b.Spec.Version, b.Status.CurrentVersion = "1.9.0", "1.10.0" // semver, not string order
+			return b
+		}(), auto, &omv1.Revision{Revision: 3, CSVName: "a.v1", Trigger: omv1.TriggerDowngrade}, 3, ""},
 		{"blocked stays blocked", bp(2, "a.v2", "a.v1", rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded),
 			rev(2, 2, "a.v2", omv1.TriggerUpgrade, omv1.OutcomeBlocked)), auto, nil, 0, omv1.BlueprintBlocked},
 		{"failed rollback ends failed", bp(2, "a.v2", "a.v1", rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded),

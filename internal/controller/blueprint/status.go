@@ -41,9 +41,13 @@ func (r *Reconciler) open(s *scope, rev *omv1.Revision) {
 		failed := failedRevision(bp)
 		r.event(bp, true, omv1.ReasonRolledBack, "Rolling back to %s (revision %d): %s", rev.CSVName, rev.Revision, failed)
 		metrics.Rollbacks.WithLabelValues(bp.Spec.Package, "automatic").Inc()
-	case omv1.TriggerUpgrade:
-		r.event(bp, false, "UpgradeStarted", "Changing %s to %s (revision %d)", bp.Status.CurrentCSV, rev.CSVName, rev.Revision)
-		metrics.Upgrades.WithLabelValues(bp.Spec.Package).Inc()
+	case omv1.TriggerUpgrade, omv1.TriggerDowngrade:
+		r.event(bp, false, string(rev.Trigger)+"Started", "Changing %s to %s (revision %d)", bp.Status.CurrentCSV, rev.CSVName, rev.Revision)
+		if rev.Trigger == omv1.TriggerUpgrade {
+			metrics.Upgrades.WithLabelValues(bp.Spec.Package).Inc()
+		} else {
+			metrics.Rollbacks.WithLabelValues(bp.Spec.Package, "manual").Inc()
+		}
 	default:
 		r.event(bp, false, string(rev.Trigger)+"Started", "%s %s (revision %d)", rev.Trigger, rev.CSVName, rev.Revision)
 	}

@@ -4,7 +4,9 @@ package catalogsource
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"time"
@@ -14,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -22,6 +25,7 @@ import (
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	"github.com/operator-manager/operator-manager/internal/catalog"
+	"github.com/operator-manager/operator-manager/internal/metrics"
 )
 
 // DefaultPollInterval applies when a CatalogSource does not set spec.pollInterval.
@@ -42,6 +46,14 @@ type Reconciler struct {
 	AllowedDirs []string
 	// Load reads a directory catalog; catalog.LoadIfChanged by default.
 	Load func(dir string, previous *catalog.Catalog) (*catalog.Catalog, bool, error)
+	// CacheDir is the manager's bundle cache directory (--cache-dir); the bundles of
+	// HTTP sources are kept in its RemoteCacheSubdir. Empty means a directory under
+	// os.TempDir().
+	CacheDir string
+	// HTTPClient reaches HTTP sources; nil means a client with a one-minute timeout.
+	HTTPClient *http.Client
+
+	remotes httpSources
 }
 
 // +kubebuilder:rbac:groups=operators.coreos.com.operator-manager.domain,resources=catalogsources,verbs=get;list;watch;create;update;patch
@@ -66,13 +78,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	cs := &omv1.CatalogSource{}
 	if err := r.Client.Get(ctx, req.NamespacedName, cs); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.Store.delete(req.NamespacedName)
+			r.forget(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
 	}
 	if !cs.DeletionTimestamp.IsZero() {
-		r.Store.delete(req.NamespacedName)
+		r.forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
 	orig := cs.DeepCopy()
@@ -90,7 +102,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		poll = cs.Spec.PollInterval.Duration
 	}
 	prev := r.Store.Get(req.NamespacedName)
-	cat, changed, err := r.load(cs, prev)
+	cat, changed, err := r.load(ctx, req.NamespacedName, cs, prev)
 	if err != nil {
 		msg := err.Error()
 		if prev != nil {
@@ -107,8 +119,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		return ctrl.Result{RequeueAfter: min(poll, time.Minute)}, nil
 	}
 	r.Store.set(req.NamespacedName, cat)
+	metrics.CatalogBundles.WithLabelValues(req.Namespace, req.Name).Set(float64(len(cat.Bundles())))
 	if changed || cs.Status.Digest != cat.Digest {
-		log.FromContext(ctx).Info("Loaded catalog", "digest", cat.Digest, "packages", len(cat.Packages()),
+		log.FromContext(ctx).Info("Loaded catalog", "source", source(cs), "digest", cat.Digest, "packages", len(cat.Packages()),
 			"bundles", len(cat.Bundles()), "rejected", len(cat.Rejections))
 		if cs.Status.Digest != cat.Digest {
 			now := metav1.NewTime(r.Clock.Now())
@@ -143,9 +156,31 @@ func setLoadedStatus(st *omv1.CatalogSourceStatus, cat *catalog.Catalog) {
 	}
 }
 
-func (r *Reconciler) load(cs *omv1.CatalogSource, prev *catalog.Catalog) (*catalog.Catalog, bool, error) {
+// forget drops what the controller keeps of a CatalogSource that is gone: its catalog,
+// its poll state and its metric series.
+func (r *Reconciler) forget(key types.NamespacedName) {
+	r.Store.delete(key)
+	r.remotes.forget(key)
+	metrics.CatalogBundles.DeleteLabelValues(key.Namespace, key.Name)
+}
+
+// source names where a CatalogSource reads from, for logs.
+func source(cs *omv1.CatalogSource) string {
+	if cs.Spec.SourceType == omv1.SourceHTTP {
+		return cs.Spec.URL
+	}
+	return cs.Spec.Directory
+}
+
+func (r *Reconciler) load(ctx context.Context, key types.NamespacedName, cs *omv1.CatalogSource, prev *catalog.Catalog) (*catalog.Catalog, bool, error) {
 	switch cs.Spec.SourceType {
+	case omv1.SourceHTTP:
+		if cs.Spec.URL == "" {
+			return nil, false, errors.New("spec.url is required when spec.sourceType is HTTP")
+		}
+		return r.loadHTTP(ctx, key, cs.Spec.URL, prev)
 	case omv1.SourceDirectory:
+		r.remotes.forget(key)
 		dir, err := r.allowedDir(cs.Spec.Directory)
 		if err != nil {
 			return nil, false, err

@@ -136,6 +136,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 			}
 		default:
 			r.resolved(sub, res)
+			if bp.Spec.ClusterServiceVersionName != res.bundle.CSVName {
+				c := meta.FindStatusCondition(sub.Status.Conditions, omv1.ConditionResolved)
+				c.Message += fmt.Sprintf("; the Blueprint was pointed at %s by hand, which stands until this Subscription's spec changes", bp.Spec.ClusterServiceVersionName)
+			}
 		}
 	}
 	sub.Status.ObservedGeneration = sub.Generation

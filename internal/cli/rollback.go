@@ -1,0 +1,158 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+)
+
+func newHistoryCmd(g *globals) *cobra.Command {
+	out := &output{}
+	cmd := &cobra.Command{
+		Use:   "history NAME",
+		Short: "Show the revisions of an installation: version, trigger, outcome, reason and time (like helm history)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, ns, err := g.clientAndNamespace()
+			if err != nil {
+				return err
+			}
+			bp := &omv1.Blueprint{}
+			if err := c.Get(cmd.Context(), client.ObjectKey{Namespace: ns, Name: args[0]}, bp); err != nil {
+				return err
+			}
+			return out.print(cmd.OutOrStdout(), bp.Status.History, func(tw *tabwriter.Writer) { printHistory(tw, bp) })
+		},
+	}
+	out.bind(cmd)
+	return cmd
+}
+
+func printHistory(w io.Writer, bp *omv1.Blueprint) {
+	fmt.Fprintln(w, "REVISION\tCSV\tVERSION\tTRIGGER\tOUTCOME\tREASON\tSTARTED\tDURATION\tMESSAGE")
+	for _, h := range bp.Status.History {
+		started, took := "", ""
+		if h.StartTime != nil {
+			started = h.StartTime.UTC().Format(time.RFC3339)
+			if h.EndTime != nil {
+				took = h.EndTime.Sub(h.StartTime.Time).Round(time.Second).String()
+			}
+		}
+		marker := ""
+		if h.CSVName == bp.Status.CurrentCSV && h.Revision == bp.Status.LastGoodRevision {
+			marker = " (current)"
+		}
+		msg := h.Message
+		if len(msg) > 80 {
+			msg = msg[:77] + "..."
+		}
+		fmt.Fprintf(w, "%d%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", h.Revision, marker, h.CSVName, h.Version, h.Trigger, h.Outcome, h.Reason, started, took, msg)
+	}
+}
+
+func newRollbackCmd(g *globals) *cobra.Command {
+	var to int64
+	var wait bool
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "rollback NAME [--to-revision N]",
+		Short: "Return an installation to an earlier revision (default: the newest good one before the current)",
+		Long: `rollback points the Blueprint at the CSV of an earlier revision, as editing its
+clusterServiceVersionName does. The bundle comes from the manager's local cache, so no
+catalog is needed. The cluster's newer CRDs are kept. The Subscription is not changed: edit
+it to move on again.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, ns, err := g.clientAndNamespace()
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			bp := &omv1.Blueprint{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: args[0]}, bp); err != nil {
+				return err
+			}
+			target, err := rollbackTarget(bp, to)
+			if err != nil {
+				return err
+			}
+			patch := client.MergeFrom(bp.DeepCopy())
+			bp.Spec.OldVersion = bp.Status.CurrentCSV
+			bp.Spec.ClusterServiceVersionName, bp.Spec.Version, bp.Spec.BundleDigest = target.CSVName, target.Version, target.BundleDigest
+			bp.Spec.Generation++
+			if err := c.Patch(ctx, bp, patch); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "rolling %s/%s back to revision %d: %s (%s)\n", ns, bp.Name, target.Revision, target.CSVName, target.Version)
+			if !wait {
+				return nil
+			}
+			return waitBlueprint(ctx, c, client.ObjectKeyFromObject(bp), target.CSVName, timeout, cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().Int64Var(&to, "to-revision", 0, "the revision to return to (see `operator-manager history`)")
+	cmd.Flags().BoolVar(&wait, "wait", false, "wait until the older version runs, printing progress")
+	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "how long --wait waits")
+	return cmd
+}
+
+// rollbackTarget picks the revision to return to: the one asked for (which must have
+// succeeded once, so its bundle is known good and cached), or the newest good revision
+// of another CSV than the one running.
+func rollbackTarget(bp *omv1.Blueprint, to int64) (*omv1.Revision, error) {
+	for i := len(bp.Status.History) - 1; i >= 0; i-- {
+		h := &bp.Status.History[i]
+		switch {
+		case to != 0 && h.Revision == to:
+			if h.Outcome != omv1.OutcomeSucceeded {
+				return nil, fmt.Errorf("revision %d (%s) never succeeded (outcome %s): pick a revision that ran, see `operator-manager history %s`", to, h.CSVName, h.Outcome, bp.Name)
+			}
+			if h.CSVName == bp.Status.CurrentCSV {
+				return nil, fmt.Errorf("revision %d is %s, which runs now", to, h.CSVName)
+			}
+			return h, nil
+		case to == 0 && h.Outcome == omv1.OutcomeSucceeded && h.CSVName != bp.Status.CurrentCSV:
+			return h, nil
+		}
+	}
+	if to != 0 {
+		return nil, fmt.Errorf("no revision %d in the history of %s (pruned, or never made); see `operator-manager history %s`", to, bp.Name, bp.Name)
+	}
+	return nil, fmt.Errorf("%s has no earlier good revision to return to", bp.Name)
+}
+
+// waitBlueprint waits until the Blueprint runs csv, printing each new phase.
+func waitBlueprint(ctx context.Context, c client.Client, key client.ObjectKey, csv string, timeout time.Duration, w io.Writer) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	start, last := time.Now(), ""
+	for {
+		bp := &omv1.Blueprint{}
+		if err := c.Get(ctx, key, bp); err != nil {
+			return err
+		}
+		line := fmt.Sprintf("%s, running %s", bp.Status.Phase, bp.Status.CurrentCSV)
+		if line != last {
+			fmt.Fprintf(w, "[%s] %s\n", time.Since(start).Round(time.Second), line)
+			last = line
+		}
+		if bp.Status.CurrentCSV == csv && bp.Status.Phase == omv1.BlueprintSucceeded {
+			return nil
+		}
+		if bp.Status.Phase == omv1.BlueprintFailed || bp.Status.Phase == omv1.BlueprintBlocked {
+			return fmt.Errorf("%s: see `operator-manager history %s`", bp.Status.Phase, key.Name)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("timed out after %s; last state: %s", timeout, last)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,90 @@
+package e2e
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	"github.com/operator-manager/operator-manager/internal/testenv"
+)
+
+// TestHTTPCatalog installs and upgrades from a catalog served by `operator-manager catalog
+// serve`, then stops the server and rolls back: a version seen once needs no network.
+func TestHTTPCatalog(t *testing.T) {
+	ports, err := testenv.FreePorts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(ports[0])
+	server := exec.Command(managerBin, "catalog", "serve", sampleDir, "--addr", addr)
+	logFile, err := os.Create(filepath.Join(work, "catalog-serve.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	server.Stdout, server.Stderr = logFile, logFile
+	server.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := server.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	stop := func() {
+		if !stopped {
+			_ = server.Process.Signal(syscall.SIGTERM)
+			_ = server.Wait()
+			stopped = true
+		}
+	}
+	defer stop()
+	eventually(t, 30*time.Second, "catalog server up", func() bool {
+		resp, err := http.Get("http://" + addr + "/index.json")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err == nil && resp.StatusCode == http.StatusOK
+	}, func() string { data, _ := os.ReadFile(filepath.Join(work, "catalog-serve.log")); return string(data) })
+
+	ns := "http"
+	newNamespace(t, ns)
+	applyYAML(t, ns, fmt.Sprintf(`
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: CatalogSource
+metadata: {name: served}
+spec: {sourceType: HTTP, url: "http://%s", pollInterval: 2s}
+`, addr))
+	applyYAML(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache}
+spec: {startingCSV: cache-operator.1.1.0, catalog: served}
+`)
+	waitRunning(t, ns, "cache", "cache-operator.v1.1.0")
+	setStartingCSV(t, ns, "cache", "cache-operator.1.2.0")
+	waitRunning(t, ns, "cache", "cache-operator.v1.2.0")
+
+	stop()
+	eventually(t, 30*time.Second, "the CatalogSource notices the server is gone", func() bool {
+		cs := &omv1.CatalogSource{}
+		if err := k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "served"}, cs); err != nil {
+			return false
+		}
+		c := condition(cs.Status.Conditions, omv1.ConditionReady)
+		return c.Status == metav1.ConditionFalse && strings.Contains(c.Message, addr)
+	}, func() string { return "" })
+	out, err := cli("rollback", "cache", "-n", ns, "--wait")
+	if err != nil {
+		t.Fatalf("rollback with the catalog server down: %v\n%s", err, out)
+	}
+	waitRunning(t, ns, "cache", "cache-operator.v1.1.0")
+	waitDeploymentAvailable(t, ns, "cache-operator")
+}
