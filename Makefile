@@ -5,7 +5,7 @@ SHELL := /usr/bin/env bash
 BIN            ?= $(CURDIR)/bin
 CONTROLLER_GEN := $(BIN)/controller-gen
 # Go test flags; CI and the README use the defaults.
-TEST_FLAGS     ?= -timeout 60m
+TEST_FLAGS     ?= -count=1 -timeout 60m
 CATALOG        ?= $(CURDIR)/samples/catalog
 
 .PHONY: help

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -14,6 +15,7 @@ import (
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
+	"github.com/operator-manager/operator-manager/internal/catalog"
 	"github.com/operator-manager/operator-manager/internal/metrics"
 )
 
@@ -264,7 +266,68 @@ func (r *Reconciler) finalize(ctx context.Context, bp *omv1.Blueprint) (ctrl.Res
 	if !controllerutil.ContainsFinalizer(bp, omv1.Finalizer) {
 		return ctrl.Result{}, nil
 	}
+	if err := r.deleteCRDs(ctx, bp); err != nil {
+		return ctrl.Result{}, err
+	}
 	patch := client.MergeFrom(bp.DeepCopy())
 	controllerutil.RemoveFinalizer(bp, omv1.Finalizer)
 	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Patch(ctx, bp, patch))
+}
+
+// deleteCRDs is the explicit opt-in of a Subscription's spec.uninstall.deleteCRDs: once the
+// operator is gone, the CRDs its running bundle owns are deleted (and with them every
+// custom resource of those kinds), except a CRD that a CSV of another installation still
+// owns. Without the opt-in, CRDs always stay.
+func (r *Reconciler) deleteCRDs(ctx context.Context, bp *omv1.Blueprint) error {
+	sub := &omv1.Subscription{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: bp.Namespace, Name: subscriptionName(bp)}, sub); err != nil ||
+		sub.Spec.Uninstall == nil || !sub.Spec.Uninstall.DeleteCRDs {
+		return client.IgnoreNotFound(err)
+	}
+	good := LastGood(bp)
+	if good == nil {
+		return nil
+	}
+	files, err := r.Cache.Get(good.BundleDigest)
+	if err != nil {
+		r.event(bp, true, "CRDsKept", "spec.uninstall.deleteCRDs is set, but the bundle of %s is not in the cache to name its CRDs: %v", good.CSVName, err)
+		return nil
+	}
+	content, err := catalog.ContentFromFiles(files)
+	if err != nil {
+		return err
+	}
+	others := &omv1alpha1.ClusterServiceVersionList{}
+	if err := r.Client.List(ctx, others); err != nil {
+		return err
+	}
+	for _, u := range content.CRDs {
+		name := u.GetName()
+		if user := providerOf(others.Items, name, bp); user != "" {
+			r.event(bp, false, "CRDKept", "Kept CRD %s: %s still provides it", name, user)
+			continue
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		crd.Name = name
+		if err := r.Client.Delete(ctx, crd); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting CRD %s (spec.uninstall.deleteCRDs): %w", name, err)
+		}
+		r.event(bp, true, "CRDDeleted", "Deleted CRD %s and its custom resources, as spec.uninstall.deleteCRDs asks", name)
+	}
+	return nil
+}
+
+// providerOf names a CSV of another installation that owns the CRD, or "".
+func providerOf(csvs []omv1alpha1.ClusterServiceVersion, crd string, bp *omv1.Blueprint) string {
+	for _, c := range csvs {
+		if !c.DeletionTimestamp.IsZero() || (c.Namespace == bp.Namespace && c.Labels[omv1.LabelSubscription] == subscriptionName(bp)) {
+			continue
+		}
+		for _, o := range c.Spec.CustomResourceDefinitions.Owned {
+			if o.Name == crd {
+				return c.Namespace + "/" + c.Name
+			}
+		}
+	}
+	return ""
 }
