@@ -87,6 +87,7 @@ it to move on again.`,
 			bp.Spec.OldVersion = bp.Status.CurrentCSV
 			bp.Spec.ClusterServiceVersionName, bp.Spec.Version, bp.Spec.BundleDigest = target.CSVName, target.Version, target.BundleDigest
 			bp.Spec.Generation++
+			bp.Spec.Approved = true // a person asked for it: no further approval
 			if err := c.Patch(ctx, bp, patch); err != nil {
 				return err
 			}
@@ -155,4 +156,41 @@ func waitBlueprint(ctx context.Context, c client.Client, key client.ObjectKey, c
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+func newApproveCmd(g *globals) *cobra.Command {
+	var wait bool
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "approve NAME",
+		Short: "Approve the version change a Manual Subscription waits for",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, ns, err := g.clientAndNamespace()
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			bp := &omv1.Blueprint{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: args[0]}, bp); err != nil {
+				return err
+			}
+			if bp.Status.Phase != omv1.BlueprintWaitingForApproval {
+				return fmt.Errorf("%s/%s waits for no approval (phase %s, running %s)", ns, bp.Name, bp.Status.Phase, bp.Status.CurrentCSV)
+			}
+			patch := client.MergeFrom(bp.DeepCopy())
+			bp.Spec.Approved = true
+			if err := c.Patch(ctx, bp, patch); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "approved %s/%s: %s replaces %s\n", ns, bp.Name, bp.Spec.ClusterServiceVersionName, bp.Status.CurrentCSV)
+			if !wait {
+				return nil
+			}
+			return waitBlueprint(ctx, c, client.ObjectKeyFromObject(bp), bp.Spec.ClusterServiceVersionName, timeout, cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().BoolVar(&wait, "wait", false, "wait until the approved version runs, printing progress")
+	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "how long --wait waits")
+	return cmd
 }

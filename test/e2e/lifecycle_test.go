@@ -50,7 +50,7 @@ func waitRunning(t *testing.T, ns, name, csv string) *omv1.Blueprint {
 			return false
 		}
 		csvs := &omv1alpha1.ClusterServiceVersionList{}
-		return k8s.List(ctx(), csvs, client.InNamespace(ns)) == nil && len(csvs.Items) == 1
+		return k8s.List(ctx(), csvs, client.InNamespace(ns), client.MatchingLabels{omv1.LabelSubscription: name}) == nil && len(csvs.Items) == 1
 	}, describeSub(t, ns, name))
 	return getBlueprint(t, ns, name)
 }

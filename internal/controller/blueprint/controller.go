@@ -131,6 +131,7 @@ func policyOf(sub *omv1.Subscription) Policy {
 			p.Retries = int(*sub.Spec.Rollback.Retries)
 		}
 	}
+	p.ManualApproval = sub != nil && sub.Spec.Approval == omv1.ApprovalManual
 	return p
 }
 

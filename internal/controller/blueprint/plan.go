@@ -12,6 +12,9 @@ type Policy struct {
 	AutoRollback bool
 	// Retries is how many more times a failed version is tried first.
 	Retries int
+	// ManualApproval makes a version change of a running operator wait for
+	// spec.approved. A first install does not wait: there is nothing to protect yet.
+	ManualApproval bool
 }
 
 // Decision is what a Blueprint must do next.
@@ -21,8 +24,8 @@ type Decision struct {
 	// Work is the pending revision to carry on with (Open, once appended), or nil when
 	// there is nothing to do.
 	Work *omv1.Revision
-	// Settled is the phase when there is nothing to do: Succeeded, RolledBack, Failed or
-	// Blocked.
+	// Settled is the phase when there is nothing to do: Succeeded, RolledBack, Failed,
+	// Blocked or WaitingForApproval.
 	Settled omv1.BlueprintPhase
 }
 
@@ -59,6 +62,9 @@ func Plan(bp *omv1.Blueprint, p Policy) Decision {
 		}
 	}
 	if len(attempts) == 0 {
+		if p.ManualApproval && !bp.Spec.Approved && bp.Status.CurrentCSV != "" && bp.Status.CurrentCSV != target {
+			return Decision{Settled: omv1.BlueprintWaitingForApproval}
+		}
 		trigger := omv1.TriggerInstall
 		if bp.Status.CurrentCSV != "" {
 			trigger = omv1.TriggerUpgrade

@@ -58,6 +58,15 @@ func TestPlan(t *testing.T) {
 			b.Spec.Version, b.Status.CurrentVersion = "1.9.0", "1.10.0" // semver, not string order
 			return b
 		}(), auto, &omv1.Revision{Revision: 3, CSVName: "a.v1", Trigger: omv1.TriggerDowngrade}, 3, ""},
+		{"manual approval: an upgrade waits", bp(2, "a.v2", "a.v1", rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded)),
+			Policy{AutoRollback: true, ManualApproval: true}, nil, 0, omv1.BlueprintWaitingForApproval},
+		{"manual approval: approved goes", func() *omv1.Blueprint {
+			b := bp(2, "a.v2", "a.v1", rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded))
+			b.Spec.Approved = true
+			return b
+		}(), Policy{AutoRollback: true, ManualApproval: true}, &omv1.Revision{Revision: 2, CSVName: "a.v2", Trigger: omv1.TriggerUpgrade}, 2, ""},
+		{"manual approval: a first install does not wait", bp(1, "a.v1", ""), Policy{ManualApproval: true},
+			&omv1.Revision{Revision: 1, CSVName: "a.v1", Trigger: omv1.TriggerInstall}, 1, ""},
 		{"blocked stays blocked", bp(2, "a.v2", "a.v1", rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded),
 			rev(2, 2, "a.v2", omv1.TriggerUpgrade, omv1.OutcomeBlocked)), auto, nil, 0, omv1.BlueprintBlocked},
 		{"failed rollback ends failed", bp(2, "a.v2", "a.v1", rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded),

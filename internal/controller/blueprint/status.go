@@ -38,6 +38,7 @@ func (r *Reconciler) open(s *scope, rev *omv1.Revision) {
 	}
 	rev.StartTime = timePtr(s.now)
 	bp.Status.History = append(bp.Status.History, *rev)
+	meta.RemoveStatusCondition(&bp.Status.Conditions, omv1.ConditionUpgradePending)
 	switch rev.Trigger {
 	case omv1.TriggerRollback:
 		failed := failedRevision(bp)
@@ -190,7 +191,17 @@ func (r *Reconciler) settle(ctx context.Context, s *scope, phase omv1.BlueprintP
 		return nil // the failed state stays visible; nothing is retired
 	case omv1.BlueprintBlocked:
 		return nil
+	case omv1.BlueprintWaitingForApproval:
+		msg := fmt.Sprintf("%s waits for approval to replace %s: run `operator-manager approve %s -n %s` or set spec.approved",
+			bp.Spec.ClusterServiceVersionName, bp.Status.CurrentCSV, subscriptionName(bp), bp.Namespace)
+		if c := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionUpgradePending); c == nil || c.Message != msg {
+			r.event(bp, false, omv1.ReasonWaitingForApproval, "%s", msg)
+		}
+		setCondition(bp, omv1.ConditionUpgradePending, metav1.ConditionTrue, omv1.ReasonWaitingForApproval, msg)
+		setReady(bp, metav1.ConditionFalse, omv1.ReasonWaitingForApproval, msg)
+		return nil
 	}
+	meta.RemoveStatusCondition(&bp.Status.Conditions, omv1.ConditionUpgradePending)
 	if bp.Status.CurrentCSV == "" {
 		return nil
 	}

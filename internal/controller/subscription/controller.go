@@ -6,8 +6,10 @@ package subscription
 
 import (
 	"context"
+
 	"errors"
 	"fmt"
+	"github.com/blang/semver/v4"
 	"strconv"
 	"time"
 
@@ -134,9 +136,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 			if err := r.writeBlueprint(ctx, sub, bp, exists, res); err != nil {
 				return ctrl.Result{}, err
 			}
+		case r.followChannel(sub, bp, res) != nil:
+			// A channel-following installation moves one upgrade edge at a time, each
+			// through the health gate, as the catalog gains versions.
+			next := r.followChannel(sub, bp, res)
+			if err := r.writeBlueprint(ctx, sub, bp, exists, &resolution{bundle: next, catalog: res.catalog}); err != nil {
+				return ctrl.Result{}, err
+			}
 		default:
 			r.resolved(sub, res)
-			if bp.Spec.ClusterServiceVersionName != res.bundle.CSVName {
+			if bp.Spec.ClusterServiceVersionName != res.bundle.CSVName && !resolve.Following(intentOf(sub)) {
 				c := meta.FindStatusCondition(sub.Status.Conditions, omv1.ConditionResolved)
 				c.Message += fmt.Sprintf("; the Blueprint was pointed at %s by hand, which stands until this Subscription's spec changes", bp.Spec.ClusterServiceVersionName)
 			}
@@ -147,6 +156,30 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		r.mirror(sub, bp)
 	}
 	return result, nil
+}
+
+func intentOf(sub *omv1.Subscription) resolve.Intent {
+	return resolve.Intent{StartingCSV: sub.Spec.StartingCSV, Package: sub.Spec.Package, Channel: sub.Spec.Channel, Version: sub.Spec.Version}
+}
+
+// followChannel returns the next version a channel-following Subscription moves to, or
+// nil: nothing newer on its channel's edges, a change already under way, or a target that
+// failed and was rolled back (which stays until the catalog offers something newer).
+func (r *Reconciler) followChannel(sub *omv1.Subscription, bp *omv1.Blueprint, res *resolution) *catalog.Bundle {
+	in := intentOf(sub)
+	if !resolve.Following(in) || bp.Status.CurrentCSV == "" {
+		return nil
+	}
+	cat := r.Catalogs.Get(res.catalog)
+	current, err := semver.ParseTolerant(bp.Status.CurrentVersion)
+	if cat == nil || err != nil {
+		return nil
+	}
+	next := resolve.NextInChannel(cat, in, bp.Status.CurrentCSV, current)
+	if next == nil || next.CSVName == bp.Spec.ClusterServiceVersionName {
+		return nil
+	}
+	return next
 }
 
 // resolution is a resolved intent: the bundle and the catalog it comes from.
@@ -237,6 +270,8 @@ func (r *Reconciler) writeBlueprint(ctx context.Context, sub *omv1.Subscription,
 	bp.Spec.Package, bp.Spec.Version, bp.Spec.BundleDigest = b.Package, b.Version.String(), b.Digest
 	bp.Spec.Catalog = res.catalog.String()
 	bp.Spec.Generation++
+	// An approval is for one target; a new one waits again (Manual approval only).
+	bp.Spec.Approved = false
 	if !exists {
 		if err := controllerutil.SetControllerReference(sub, bp, r.Client.Scheme()); err != nil {
 			return err

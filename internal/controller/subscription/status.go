@@ -54,7 +54,15 @@ func (r *Reconciler) mirror(sub *omv1.Subscription, bp *omv1.Blueprint) {
 	} else {
 		removeCondition(sub, omv1.ConditionBlocked)
 	}
+	if up := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionUpgradePending); up != nil && bp.Status.Phase == omv1.BlueprintWaitingForApproval {
+		setCondition(sub, omv1.ConditionUpgradePending, true, up.Reason, up.Message)
+	} else {
+		removeCondition(sub, omv1.ConditionUpgradePending)
+	}
 	switch bp.Status.Phase {
+	case omv1.BlueprintWaitingForApproval:
+		setCondition(sub, omv1.ConditionInstalled, true, omv1.ReasonSucceeded, bp.Status.CurrentCSV+" is installed")
+		setCondition(sub, omv1.ConditionHealthy, true, omv1.ReasonSucceeded, bp.Status.CurrentCSV+" is healthy")
 	case omv1.BlueprintSucceeded:
 		setCondition(sub, omv1.ConditionInstalled, true, omv1.ReasonSucceeded, bp.Status.CurrentCSV+" is installed")
 		setCondition(sub, omv1.ConditionHealthy, true, omv1.ReasonSucceeded, conditionMessage(ready))
@@ -109,7 +117,7 @@ func deriveReady(sub *omv1.Subscription) {
 		}
 	}
 	// Installed and healthy, but not what was asked for: say why.
-	for _, typ := range []string{omv1.ConditionRolledBack, omv1.ConditionBlocked} {
+	for _, typ := range []string{omv1.ConditionRolledBack, omv1.ConditionBlocked, omv1.ConditionUpgradePending} {
 		if c := meta.FindStatusCondition(sub.Status.Conditions, typ); c != nil && c.Status == metav1.ConditionTrue {
 			setCondition(sub, omv1.ConditionReady, false, typ, c.Message)
 			return
