@@ -106,7 +106,7 @@ it to move on again.`,
 
 // rollbackTarget picks the revision to return to: the one asked for (which must have
 // succeeded once, so its bundle is known good and cached), or the newest good revision
-// of another CSV than the one running.
+// of another CSV than the Blueprint's target.
 func rollbackTarget(bp *omv1.Blueprint, to int64) (*omv1.Revision, error) {
 	for i := len(bp.Status.History) - 1; i >= 0; i-- {
 		h := &bp.Status.History[i]
@@ -115,11 +115,13 @@ func rollbackTarget(bp *omv1.Blueprint, to int64) (*omv1.Revision, error) {
 			if h.Outcome != omv1.OutcomeSucceeded {
 				return nil, fmt.Errorf("revision %d (%s) never succeeded (outcome %s): pick a revision that ran, see `operator-manager history %s`", to, h.CSVName, h.Outcome, bp.Name)
 			}
-			if h.CSVName == bp.Status.CurrentCSV {
-				return nil, fmt.Errorf("revision %d is %s, which runs now", to, h.CSVName)
+			if h.CSVName == bp.Spec.ClusterServiceVersionName {
+				return nil, fmt.Errorf("revision %d is %s, which is already the target", to, h.CSVName)
 			}
 			return h, nil
-		case to == 0 && h.Outcome == omv1.OutcomeSucceeded && h.CSVName != bp.Status.CurrentCSV:
+		// The default is the newest good revision other than the target: after a failed
+		// upgrade that was not rolled back, that is the version still running.
+		case to == 0 && h.Outcome == omv1.OutcomeSucceeded && h.CSVName != bp.Spec.ClusterServiceVersionName:
 			return h, nil
 		}
 	}
@@ -147,7 +149,8 @@ func waitBlueprint(ctx context.Context, c client.Client, key client.ObjectKey, c
 		if bp.Status.CurrentCSV == csv && bp.Status.Phase == omv1.BlueprintSucceeded {
 			return nil
 		}
-		if bp.Status.Phase == omv1.BlueprintFailed || bp.Status.Phase == omv1.BlueprintBlocked {
+		settled := bp.Status.ObservedGeneration >= bp.Generation // the phase is about this change
+		if settled && (bp.Status.Phase == omv1.BlueprintFailed || bp.Status.Phase == omv1.BlueprintBlocked) {
 			return fmt.Errorf("%s: see `operator-manager history %s`", bp.Status.Phase, key.Name)
 		}
 		select {

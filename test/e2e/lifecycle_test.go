@@ -361,3 +361,35 @@ func checkOwned(t *testing.T, ns, csv string) {
 		t.Errorf("deployments in %s: %d (%v)", ns, len(deps.Items), err)
 	}
 }
+
+// TestAutomaticRollbackOff: with rollback.automatic false, a failed version stays failed
+// and visible for a person, nothing is rolled back, and the old CSV is kept to return to.
+func TestAutomaticRollbackOff(t *testing.T) {
+	ns := "no-rollback"
+	newNamespace(t, ns)
+	applyYAML(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache}
+spec: {startingCSV: cache-operator.1.2.0, catalog: samples, health: {timeout: 10s}, rollback: {automatic: false}}
+`)
+	waitRunning(t, ns, "cache", "cache-operator.v1.2.0")
+	setStartingCSV(t, ns, "cache", "cache-operator.1.3.0")
+	eventually(t, 2*time.Minute, "failed", func() bool {
+		return getBlueprint(t, ns, "cache").Status.Phase == omv1.BlueprintFailed
+	}, describeSub(t, ns, "cache"))
+	time.Sleep(15 * time.Second)
+	bp := getBlueprint(t, ns, "cache")
+	if bp.Status.Phase != omv1.BlueprintFailed || !strings.HasSuffix(historyOf(bp), "2:cache-operator.v1.3.0:Upgrade:Failed") {
+		t.Errorf("phase %s, history %s: want Failed, no rollback", bp.Status.Phase, historyOf(bp))
+	}
+	sub := getSub(t, ns, "cache")
+	if c := condition(sub.Status.Conditions, omv1.ConditionHealthy); c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "cache-operator.v1.3.0") {
+		t.Errorf("Healthy = %+v", c)
+	}
+	out, err := cli("rollback", "cache", "-n", ns, "--wait")
+	if err != nil {
+		t.Fatalf("a person rolls back: %v\n%s", err, out)
+	}
+	waitRunning(t, ns, "cache", "cache-operator.v1.2.0")
+}
