@@ -4,6 +4,10 @@ package controller
 
 import (
 	"context"
+	"sync"
+
+	"github.com/blang/semver/v4"
+	"k8s.io/client-go/discovery"
 
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -34,7 +38,11 @@ func setup(mgr ctrl.Manager, o manager.Options) error {
 		return err
 	}
 	defaultCatalog := types.NamespacedName{Namespace: o.Namespace, Name: catalogsource.DefaultName}
-	if err := (&subscription.Reconciler{Client: c, Recorder: rec, Catalogs: store, DefaultCatalog: defaultCatalog}).SetupWithManager(mgr); err != nil {
+	kube, err := kubeVersion(mgr)
+	if err != nil {
+		return err
+	}
+	if err := (&subscription.Reconciler{Client: c, Recorder: rec, Catalogs: store, DefaultCatalog: defaultCatalog, KubeVersion: kube}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	if err := (&blueprint.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: rec, Cache: cache, Catalogs: store}).SetupWithManager(mgr); err != nil {
@@ -50,4 +58,28 @@ func setup(mgr ctrl.Manager, o manager.Options) error {
 	return mgr.Add(runtimemanager.RunnableFunc(func(ctx context.Context) error {
 		return catalogsource.EnsureDefault(ctx, c, o.Namespace, o.CatalogDir)
 	}))
+}
+
+// kubeVersion returns the cluster's version as the API server reports it (asked once,
+// again after a failure), for minKubeVersion checks.
+func kubeVersion(mgr ctrl.Manager) (func() semver.Version, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	var known semver.Version
+	return func() semver.Version {
+		mu.Lock()
+		defer mu.Unlock()
+		if known.Major != 0 || known.Minor != 0 {
+			return known
+		}
+		if info, err := dc.ServerVersion(); err == nil {
+			if v, err := semver.ParseTolerant(info.GitVersion); err == nil {
+				known = semver.Version{Major: v.Major, Minor: v.Minor, Patch: v.Patch}
+			}
+		}
+		return known
+	}, nil
 }

@@ -1,6 +1,15 @@
 // Package resolve chooses the bundle a Subscription asks for. It is pure: it reads a
 // loaded catalog and returns a bundle or an error a person can act on, naming what the
 // catalog does have.
+//
+// Bundle resolves a Subscription's own intent to one bundle. Resolve then chooses the
+// operators that bundle needs (olm.package ranges, olm.gvk and required CRDs,
+// transitively) from the catalogs and the installed operators, with a small
+// conflict-directed backtracking search bounded in depth and steps, and checks every
+// chosen bundle's minKubeVersion. Recommend walks a channel from its head down to the
+// newest version that can be installed, or upgraded to along the channel's edges, on this
+// cluster. Every failure is an *Error whose Reason is a condition reason and whose Message
+// names the constraint, who imposes it, each candidate and why it was refused.
 package resolve
 
 import (

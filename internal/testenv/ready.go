@@ -36,8 +36,11 @@ func (e *Env) waitFull(ctx context.Context, nodes int, timeout time.Duration) er
 			ObjectMeta: metav1.ObjectMeta{
 				Name:        name,
 				Annotations: map[string]string{"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"},
+				// Control-plane roles too, as on a one-node kind cluster: real bundles pin their
+				// operators to masters (node-healthcheck-operator does).
 				Labels: map[string]string{"kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
-					"kubernetes.io/arch": "amd64", "type": "kwok"},
+					"kubernetes.io/arch": "amd64", "type": "kwok",
+					"node-role.kubernetes.io/master": "", "node-role.kubernetes.io/control-plane": ""},
 			},
 			Status: corev1.NodeStatus{
 				Capacity: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("64"),

@@ -6,6 +6,7 @@ package subscription
 
 import (
 	"context"
+	"strings"
 
 	"errors"
 	"fmt"
@@ -39,6 +40,8 @@ type Reconciler struct {
 	Catalogs *catalogsource.Store
 	// DefaultCatalog is the CatalogSource used when spec.catalog is empty.
 	DefaultCatalog types.NamespacedName
+	// KubeVersion returns the cluster's version for minKubeVersion checks (zero: unknown).
+	KubeVersion func() semver.Version
 }
 
 // +kubebuilder:rbac:groups=operators.coreos.com.operator-manager.domain,resources=subscriptions,verbs=get;list;watch;update;patch
@@ -133,15 +136,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		// spec changed since it was last written (or there is no Blueprint): a person who
 		// edits the Blueprint's clusterServiceVersionName to roll back is not overruled.
 		case !exists || bp.Annotations[omv1.AnnotationSubscriptionGeneration] != strconv.FormatInt(sub.Generation, 10):
-			if err := r.writeBlueprint(ctx, sub, bp, exists, res); err != nil {
-				return ctrl.Result{}, err
+			if result, err = r.install(ctx, sub, bp, exists, res); err != nil {
+				return result, err
 			}
 		case r.followChannel(sub, bp, res) != nil:
 			// A channel-following installation moves one upgrade edge at a time, each
 			// through the health gate, as the catalog gains versions.
-			next := r.followChannel(sub, bp, res)
-			if err := r.writeBlueprint(ctx, sub, bp, exists, &resolution{bundle: next, catalog: res.catalog}); err != nil {
-				return ctrl.Result{}, err
+			next := &resolution{bundle: r.followChannel(sub, bp, res), catalog: res.catalog}
+			if result, err = r.install(ctx, sub, bp, exists, next); err != nil {
+				return result, err
 			}
 		default:
 			r.resolved(sub, res)
@@ -182,10 +185,27 @@ func (r *Reconciler) followChannel(sub *omv1.Subscription, bp *omv1.Blueprint, r
 	return next
 }
 
+// install resolves the dependencies of the chosen bundle, creates what is missing, and
+// points the Blueprint at the bundle. When the dependencies cannot be satisfied nothing
+// is created and the Resolved condition says why.
+func (r *Reconciler) install(ctx context.Context, sub *omv1.Subscription, bp *omv1.Blueprint, exists bool, res *resolution) (ctrl.Result, error) {
+	plan, err := r.resolveDependencies(ctx, sub, res)
+	if err != nil {
+		return r.resolveFailed(sub, err)
+	}
+	deps, err := r.ensureDependencies(ctx, sub, plan)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	res.dependencies = deps
+	return ctrl.Result{}, r.writeBlueprint(ctx, sub, bp, exists, res)
+}
+
 // resolution is a resolved intent: the bundle and the catalog it comes from.
 type resolution struct {
-	bundle  *catalog.Bundle
-	catalog types.NamespacedName
+	bundle       *catalog.Bundle
+	catalog      types.NamespacedName
+	dependencies []omv1.ResolvedDependency
 }
 
 func (r *Reconciler) resolve(sub *omv1.Subscription) (*resolution, error) {
@@ -269,6 +289,7 @@ func (r *Reconciler) writeBlueprint(ctx context.Context, sub *omv1.Subscription,
 	bp.Spec.ClusterServiceVersionName = b.CSVName
 	bp.Spec.Package, bp.Spec.Version, bp.Spec.BundleDigest = b.Package, b.Version.String(), b.Digest
 	bp.Spec.Catalog = res.catalog.String()
+	bp.Spec.Dependencies = res.dependencies
 	bp.Spec.Generation++
 	// An approval is for one target; a new one waits again (Manual approval only).
 	bp.Spec.Approved = false
@@ -325,6 +346,14 @@ func mergeLabels(base, over map[string]string) map[string]string {
 // uninstall deletes the Blueprint (whose finalizer removes the CSVs and everything they
 // installed, but no CRD) and waits until it is gone; then it lets a deleted Subscription go.
 func (r *Reconciler) uninstall(ctx context.Context, sub *omv1.Subscription) (ctrl.Result, error) {
+	if users, err := r.dependents(ctx, sub); err != nil {
+		return ctrl.Result{}, err
+	} else if len(users) > 0 {
+		msg := fmt.Sprintf("not uninstalled: %s still depend on package %s; uninstall them first", strings.Join(users, ", "), sub.Status.Package)
+		setCondition(sub, omv1.ConditionInstalled, true, "RequiredByOthers", msg)
+		sub.Status.Opstatus = "required"
+		return ctrl.Result{RequeueAfter: 10 * time.Second}, nil
+	}
 	bp := &omv1.Blueprint{}
 	err := r.Client.Get(ctx, client.ObjectKeyFromObject(sub), bp)
 	switch {

@@ -1,0 +1,211 @@
+package subscription
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/blang/semver/v4"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	"github.com/operator-manager/operator-manager/internal/resolve"
+)
+
+// Labels and annotations of the Subscriptions the manager creates for dependencies.
+const (
+	// LabelDependency marks a Subscription created because another operator needs it.
+	LabelDependency = "operator-manager.domain/dependency"
+	// AnnotationRequiredBy lists the Subscriptions that need a dependency Subscription.
+	AnnotationRequiredBy = "operator-manager.domain/required-by"
+)
+
+// catalogsFor lists the catalogs a resolution may take dependencies from: the root's own
+// first, then every loaded CatalogSource of the namespace and the default catalog.
+func (r *Reconciler) catalogsFor(ctx context.Context, sub *omv1.Subscription, root types.NamespacedName) ([]resolve.CatalogRef, error) {
+	list := &omv1.CatalogSourceList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(sub.Namespace)); err != nil {
+		return nil, err
+	}
+	refs := []resolve.CatalogRef{{Name: root.String(), Catalog: r.Catalogs.Get(root), Priority: 1 << 30}}
+	add := func(key types.NamespacedName, priority int) {
+		if key == root {
+			return
+		}
+		if cat := r.Catalogs.Get(key); cat != nil {
+			refs = append(refs, resolve.CatalogRef{Name: key.String(), Catalog: cat, Priority: priority})
+		}
+	}
+	for _, cs := range list.Items {
+		add(client.ObjectKeyFromObject(&cs), int(cs.Spec.Priority))
+	}
+	add(r.DefaultCatalog, 0)
+	return refs, nil
+}
+
+// installedIn lists what the namespace's other Subscriptions run or are about to run, for
+// the resolver: an operator being installed counts, so dependencies are not planned twice.
+func (r *Reconciler) installedIn(ctx context.Context, sub *omv1.Subscription) ([]resolve.Installed, error) {
+	list := &omv1.SubscriptionList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(sub.Namespace)); err != nil {
+		return nil, err
+	}
+	var out []resolve.Installed
+	for _, s := range list.Items {
+		if s.Name == sub.Name || s.Spec.Option == omv1.OptionDelete || !s.DeletionTimestamp.IsZero() {
+			continue
+		}
+		// What it runs, or is about to: its Blueprint's, or (not written yet) what its
+		// intent resolves to, so two Subscriptions made together do not both plan it.
+		var csv, version, catName, pkg string
+		bp := &omv1.Blueprint{}
+		if err := r.Client.Get(ctx, client.ObjectKeyFromObject(&s), bp); err == nil {
+			csv, version, catName, pkg = bp.Status.CurrentCSV, bp.Status.CurrentVersion, bp.Spec.Catalog, bp.Spec.Package
+			if csv == "" {
+				csv, version = bp.Spec.ClusterServiceVersionName, bp.Spec.Version
+			}
+		} else if res, err := r.resolve(&s); err == nil {
+			csv, version, catName, pkg = res.bundle.CSVName, res.bundle.Version.String(), res.catalog.String(), res.bundle.Package
+		} else {
+			continue
+		}
+		v, err := semver.ParseTolerant(version)
+		if err != nil {
+			continue
+		}
+		in := resolve.Installed{Package: pkg, Version: v, CSVName: csv, Catalog: catName,
+			Pinned: s.Spec.StartingCSV != "" || !resolve.Following(intentOf(&s))}
+		if cat := r.Catalogs.Get(catalogKeyOf(catName, s.Namespace)); cat != nil {
+			if b := cat.BundleByCSV(csv); b != nil {
+				for _, o := range b.OwnedCRDs {
+					in.Provides = append(in.Provides, o.GVK())
+				}
+			}
+		}
+		out = append(out, in)
+	}
+	return out, nil
+}
+
+func catalogKeyOf(s, ns string) types.NamespacedName {
+	if n, name, ok := strings.Cut(s, "/"); ok {
+		return types.NamespacedName{Namespace: n, Name: name}
+	}
+	return types.NamespacedName{Namespace: ns, Name: s}
+}
+
+// resolveDependencies plans what the root bundle needs. A failure is a *resolve.Error
+// (Unsatisfiable) that names the constraint and the candidates: nothing is installed then.
+func (r *Reconciler) resolveDependencies(ctx context.Context, sub *omv1.Subscription, res *resolution) (*resolve.Plan, error) {
+	catalogs, err := r.catalogsFor(ctx, sub, res.catalog)
+	if err != nil {
+		return nil, err
+	}
+	installed, err := r.installedIn(ctx, sub)
+	if err != nil {
+		return nil, err
+	}
+	var kube semver.Version
+	if r.KubeVersion != nil {
+		kube = r.KubeVersion()
+	}
+	return resolve.Resolve(resolve.Request{Root: res.bundle, Catalogs: catalogs, Installed: installed, KubeVersion: kube})
+}
+
+// ensureDependencies creates (or points) a managed Subscription for each dependency the
+// plan installs, in the same namespace, and returns them as the Blueprint records them.
+func (r *Reconciler) ensureDependencies(ctx context.Context, sub *omv1.Subscription, plan *resolve.Plan) ([]omv1.ResolvedDependency, error) {
+	var deps []omv1.ResolvedDependency
+	for _, step := range plan.Install {
+		deps = append(deps, omv1.ResolvedDependency{Package: step.Package, Version: step.Version.String(), CSVName: step.CSVName,
+			Catalog: step.Catalog, BundleDigest: step.Digest, Reason: step.Reason})
+		if err := r.ensureDependency(ctx, sub, step); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range plan.Satisfied {
+		deps = append(deps, omv1.ResolvedDependency{Package: s.Package, Version: s.Version.String(), CSVName: s.CSVName,
+			Reason: fmt.Sprintf("%s (required by %s) is met by the installed %s", s.Requirement, s.RequiredBy, s.CSVName)})
+	}
+	sort.Slice(deps, func(i, j int) bool { return deps[i].Package < deps[j].Package })
+	// One entry per package: the list is a map keyed by package in the API.
+	out := deps[:0]
+	for i, d := range deps {
+		if i > 0 && d.Package == deps[i-1].Package {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+func (r *Reconciler) ensureDependency(ctx context.Context, sub *omv1.Subscription, step resolve.Step) error {
+	dep := &omv1.Subscription{}
+	key := client.ObjectKey{Namespace: sub.Namespace, Name: step.Package}
+	err := r.Client.Get(ctx, key, dep)
+	if err == nil {
+		if dep.Status.Package != "" && dep.Status.Package != step.Package {
+			return fmt.Errorf("dependency %s cannot be installed: Subscription %s already exists for package %s", step.Package, key, dep.Status.Package)
+		}
+		patch := client.MergeFrom(dep.DeepCopy())
+		dep.Annotations = mergeLabels(dep.Annotations, map[string]string{AnnotationRequiredBy: addToList(dep.Annotations[AnnotationRequiredBy], sub.Name)})
+		return r.Client.Patch(ctx, dep, patch)
+	}
+	if client.IgnoreNotFound(err) != nil {
+		return err
+	}
+	catalogName := ""
+	if k := catalogKeyOf(step.Catalog, sub.Namespace); k.Namespace == sub.Namespace && k != r.DefaultCatalog {
+		catalogName = k.Name
+	}
+	dep = &omv1.Subscription{
+		ObjectMeta: metav1.ObjectMeta{Name: step.Package, Namespace: sub.Namespace,
+			Labels:      map[string]string{LabelDependency: "true"},
+			Annotations: map[string]string{AnnotationRequiredBy: sub.Name}},
+		Spec: omv1.SubscriptionSpec{Package: step.Package, Version: step.Version.String(), Catalog: catalogName, Option: omv1.OptionCreate},
+	}
+	if err := r.Client.Create(ctx, dep); err != nil {
+		return fmt.Errorf("creating the Subscription of dependency %s: %w", step.Package, err)
+	}
+	r.Recorder.Eventf(sub, nil, "Normal", "DependencyInstalling", "Resolve", "Installing dependency %s: %s", step.CSVName, step.Reason)
+	return nil
+}
+
+func addToList(list, name string) string {
+	for _, n := range strings.Split(list, ",") {
+		if n == name {
+			return list
+		}
+	}
+	if list == "" {
+		return name
+	}
+	return list + "," + name
+}
+
+// dependents names the other Subscriptions of the namespace whose Blueprint records this
+// one's package as a dependency: while there are any, it is not uninstalled.
+func (r *Reconciler) dependents(ctx context.Context, sub *omv1.Subscription) ([]string, error) {
+	if sub.Status.Package == "" {
+		return nil, nil
+	}
+	list := &omv1.BlueprintList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(sub.Namespace)); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, bp := range list.Items {
+		if bp.Name == sub.Name || !bp.DeletionTimestamp.IsZero() {
+			continue
+		}
+		for _, d := range bp.Spec.Dependencies {
+			if d.Package == sub.Status.Package {
+				out = append(out, bp.Name)
+			}
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,328 @@
+package resolve
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/blang/semver/v4"
+
+	"github.com/operator-manager/operator-manager/internal/catalog"
+)
+
+// option is a candidate for a requirement: a catalog bundle (b; with in set, an upgrade
+// of that installed operator) or an installed operator kept as it is (b nil). why is
+// its refusal, a verb phrase following the label ("db.v1.4.0 (catalog main) needs
+// Kubernetes 1.30.0 or newer, ..."). Options are plain values and the choice is made
+// only when one is tried: most requirements are met by their first candidate.
+type option struct {
+	b       *catalog.Bundle
+	in      *Installed
+	catalog string
+	def     bool // in its package's default channel, for ordering
+	why     string
+}
+
+func (o *option) choice(r *requirement) *choice {
+	if o.b == nil {
+		return &choice{pkg: o.in.Package, installed: o.in, version: o.in.Version, csv: o.in.CSVName, catalog: o.in.Catalog, req: r}
+	}
+	return &choice{pkg: o.b.Package, bundle: o.b, installed: o.in, version: o.b.Version, csv: o.b.CSVName, catalog: o.catalog, req: r}
+}
+
+func (o *option) label() string {
+	if o.b == nil {
+		return "installed " + o.in.CSVName
+	}
+	return o.b.CSVName + " (catalog " + o.catalog + ")"
+}
+
+// candidates lists r's candidates in order of preference. Bundles that are out of
+// range or not an upgrade are not candidates; they are summed up on f, one clause per
+// package and catalog, so a message names them without a line per version.
+func (s *search) candidates(r *requirement, f *failure) []option {
+	if r.kind == reqPackage {
+		if in := s.installed[r.pkg]; in != nil {
+			f.opts = s.installedOptions(r, in, f)
+			return f.opts
+		}
+		f.opts = s.packageOptions(r, f)
+	} else {
+		f.opts = s.gvkOptions(r, f)
+	}
+	if len(f.opts) == 0 && len(f.groups) == 0 {
+		if r.kind == reqPackage {
+			f.none = "no catalog has package " + r.pkg
+		} else {
+			f.none = "no bundle in the catalogs owns " + gvkText(r.gvk)
+		}
+	}
+	return f.opts
+}
+
+// packageOptions: the package's bundles in range from each catalog in preference order,
+// the default channel's before other channels', newest first.
+func (s *search) packageOptions(r *requirement, f *failure) []option {
+	var opts []option
+	seen := s.digestSet()
+	for _, cat := range s.prefer(r.by.catalog) {
+		p := cat.Catalog.Package(r.pkg)
+		if p == nil {
+			continue
+		}
+		var out []semver.Version
+		start := len(opts)
+		// Newest first, so the options are nearly in order before sorting.
+		for k := len(p.Bundles) - 1; k >= 0; k-- {
+			b := p.Bundles[k]
+			if len(b.Channels) == 0 || seen[b.Digest] {
+				continue // in no channel: pruned from the upgrade graph; or already listed
+			}
+			if seen != nil {
+				seen[b.Digest] = true
+			}
+			if !r.rng.Contains(b.Version) {
+				out = append(out, b.Version)
+				continue
+			}
+			opts = append(opts, bundleOption(b, p, cat.Name))
+		}
+		sortOptions(opts[start:])
+		slices.Reverse(out)
+		f.group(r.pkg, cat.Name, out, "out of range")
+	}
+	return opts
+}
+
+// installedOptions: keep the installed version, else upgrade it within its own catalog
+// along its channels' upgrade edges.
+func (s *search) installedOptions(r *requirement, in *Installed, f *failure) []option {
+	opts := []option{{in: in}} // keeping it comes first
+	if r.rng.Contains(in.Version) {
+		if in.Pinned {
+			return opts // its Subscription fixes it: nothing else to offer
+		}
+	} else {
+		opts[0].why = "is out of range"
+		if in.Pinned {
+			opts[0].why += ", and its Subscription pins that version"
+			return opts
+		}
+	}
+	cat, p := s.installedPackage(in)
+	if p == nil {
+		if !r.rng.Contains(in.Version) {
+			opts[0].why += fmt.Sprintf(", and its catalog %s (package %s) is not among those searched", in.Catalog, in.Package)
+		}
+		return opts
+	}
+	reach := s.reachable(in, cat)
+	var out, stuck []semver.Version
+	start := len(opts)
+	for _, b := range p.Bundles {
+		switch {
+		case !b.Version.GT(in.Version) || len(b.Channels) == 0:
+		case !r.rng.Contains(b.Version):
+			out = append(out, b.Version)
+		case !reach[b.CSVName]:
+			stuck = append(stuck, b.Version)
+		default:
+			o := bundleOption(b, p, cat.Name)
+			o.in = in
+			opts = append(opts, o)
+		}
+	}
+	sortOptions(opts[start:])
+	if len(opts) == 1 && opts[0].why != "" {
+		opts[0].why += ", and no upgrade of it is in range"
+	}
+	f.group(in.Package, cat.Name, out, "out of range")
+	f.group(in.Package, cat.Name, stuck, "not reachable by upgrade edges from installed "+in.CSVName)
+	return opts
+}
+
+// gvkOptions: installed operators owning the GVK, then bundles owning it from each
+// catalog in preference order (default channel first, newest first, then by package).
+// A bundle of a package already chosen at another version is refused, as is one that
+// would replace an installed operator by anything but an upgrade.
+func (s *search) gvkOptions(r *requirement, f *failure) []option {
+	var opts []option
+	for _, in := range s.installedList {
+		if s.chosen[in.Package] == nil && (&choice{installed: in}).provides(r.gvk) {
+			opts = append(opts, option{in: in})
+		}
+	}
+	seen := s.digestSet()
+	for _, cat := range s.prefer(r.by.catalog) {
+		type refused struct {
+			pkg, why string
+			vs       []semver.Version
+			c        *choice
+		}
+		var refusals []*refused
+		refuse := func(b *catalog.Bundle, why string, c *choice) {
+			for _, x := range refusals {
+				if x.pkg == b.Package && x.why == why {
+					x.vs = append(x.vs, b.Version)
+					return
+				}
+			}
+			refusals = append(refusals, &refused{pkg: b.Package, why: why, vs: []semver.Version{b.Version}, c: c})
+		}
+		start := len(opts)
+		providers := cat.Catalog.ProvidersOf(r.gvk) // by package, then ascending version
+		opts = slices.Grow(opts, len(providers))
+		for k := len(providers) - 1; k >= 0; k-- {
+			b := providers[k]
+			if len(b.Channels) == 0 || seen[b.Digest] {
+				continue
+			}
+			if seen != nil {
+				seen[b.Digest] = true
+			}
+			if c := s.chosen[b.Package]; c != nil {
+				refuse(b, fmt.Sprintf("refused: %s %s is already chosen (%s)", c.pkg, c.version, c.describe()), c)
+				continue
+			}
+			o := bundleOption(b, cat.Catalog.Package(b.Package), cat.Name)
+			if in := s.installed[b.Package]; in != nil {
+				switch {
+				case in.Pinned:
+					refuse(b, "refused: installed "+in.CSVName+" is pinned by its Subscription", nil)
+					continue
+				case cat.Name != in.Catalog:
+					refuse(b, "not from catalog "+in.Catalog+" of installed "+in.CSVName, nil)
+					continue
+				case !b.Version.GT(in.Version) || !s.reachable(in, cat)[b.CSVName]:
+					refuse(b, "not an upgrade of installed "+in.CSVName, nil)
+					continue
+				}
+				o.in = in
+			}
+			opts = append(opts, o)
+		}
+		sortOptions(opts[start:])
+		slices.Reverse(refusals) // back to package order, ascending versions
+		for _, x := range refusals {
+			slices.Reverse(x.vs)
+			f.group(x.pkg, cat.Name, x.vs, x.why)
+			f.blame(x.c)
+		}
+	}
+	return opts
+}
+
+func bundleOption(b *catalog.Bundle, p *catalog.Package, catName string) option {
+	return option{b: b, catalog: catName, def: p != nil && slices.Contains(b.Channels, p.DefaultChannel)}
+}
+
+// sortOptions orders bundles of one catalog: those of their package's default channel
+// first, then the others; newest first within each; then by package and CSV name (for
+// GVK providers, which span packages).
+func sortOptions(opts []option) {
+	// CSV names are unique in a catalog, so the order is total and need not be stable.
+	slices.SortFunc(opts, func(a, b option) int {
+		if a.def != b.def {
+			if a.def {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(b.b.Version.Compare(a.b.Version), strings.Compare(a.b.Package, b.b.Package), strings.Compare(a.b.CSVName, b.b.CSVName))
+	})
+}
+
+// digestSet returns a set to skip a bundle a preferred catalog already offered, or nil
+// (reads as empty) when there is one catalog and so nothing to skip.
+func (s *search) digestSet() map[string]bool {
+	if len(s.cats) == 1 {
+		return nil
+	}
+	return map[string]bool{}
+}
+
+// prefer returns the catalogs to search for a dependent from catalog name: that catalog
+// first, then the others in priority order.
+func (s *search) prefer(name string) []CatalogRef {
+	if name == s.cats[0].Name {
+		return s.cats
+	}
+	i := slices.IndexFunc(s.cats, func(c CatalogRef) bool { return c.Name == name })
+	if i < 0 {
+		return s.cats
+	}
+	out := make([]CatalogRef, 0, len(s.cats))
+	out = append(out, s.cats[i])
+	out = append(out, s.cats[:i]...)
+	return append(out, s.cats[i+1:]...)
+}
+
+// installedPackage finds an installed operator's package in its own catalog.
+func (s *search) installedPackage(in *Installed) (CatalogRef, *catalog.Package) {
+	for _, c := range s.cats {
+		if c.Name == in.Catalog {
+			return c, c.Catalog.Package(in.Package)
+		}
+	}
+	return CatalogRef{}, nil
+}
+
+// reachable returns the CSV names reachable from an installed operator by upgrade edges
+// in any channel of its package in cat, cached per package.
+func (s *search) reachable(in *Installed, cat CatalogRef) map[string]bool {
+	if m := s.reach[in.Package]; m != nil {
+		return m
+	}
+	m := map[string]bool{}
+	if p := cat.Catalog.Package(in.Package); p != nil {
+		for _, ch := range p.Channels {
+			for csv := range upgrades(cat.Catalog, in.Package, ch.Name, in.CSVName, in.Version) {
+				m[csv] = true
+			}
+		}
+	}
+	s.reach[in.Package] = m
+	return m
+}
+
+// upgrades walks a channel's upgrade edges (replaces, skips, skipRange) from a CSV,
+// transitively, and returns each reachable bundle's CSV name mapped to the CSV it is
+// first reached from (breadth first, newest first, so the path back is a shortest one).
+func upgrades(cat *catalog.Catalog, pkg, channel, csv string, version semver.Version) map[string]string {
+	from := map[string]string{}
+	type node struct {
+		csv string
+		v   semver.Version
+	}
+	queue := []node{{csv, version}}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		next, err := cat.SuccessorsOf(pkg, channel, n.csv, n.v)
+		if err != nil {
+			return from
+		}
+		for _, b := range next {
+			if _, ok := from[b.CSVName]; ok || b.CSVName == csv {
+				continue
+			}
+			from[b.CSVName] = n.csv
+			queue = append(queue, node{b.CSVName, b.Version})
+		}
+	}
+	return from
+}
+
+// describe says why a choice is in place, for messages.
+func (c *choice) describe() string {
+	switch {
+	case c.root:
+		return "the operator being installed"
+	case c.bundle == nil && c.installed.Pinned:
+		return "installed and pinned by its Subscription"
+	case c.bundle == nil:
+		return fmt.Sprintf("installed, kept for %s: %s", c.req.by.csv, c.req.constraint())
+	}
+	return c.req.reason()
+}

@@ -1,0 +1,115 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+)
+
+// TestDependencies: a dependency is installed as its own managed Subscription at the right
+// version and recorded in the Blueprint; it is not uninstalled while something needs it;
+// an unsatisfiable dependency leaves nothing installed and says why.
+func TestDependencies(t *testing.T) {
+	ns := "deps"
+	newNamespace(t, ns)
+	applyYAML(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: backup}
+spec: {package: backup-operator, version: 0.2.0, catalog: samples}
+`)
+	waitRunning(t, ns, "backup", "backup-operator.v0.2.0")
+	// backup-operator needs cache-operator >=1.1.0 <1.3.0: the newest in range is 1.2.0.
+	waitRunning(t, ns, "cache-operator", "cache-operator.v1.2.0")
+	dep := getSub(t, ns, "cache-operator")
+	if dep.Labels["operator-manager.domain/dependency"] != "true" || dep.Annotations["operator-manager.domain/required-by"] != "backup" {
+		t.Errorf("dependency Subscription metadata: %v %v", dep.Labels, dep.Annotations)
+	}
+	bp := getBlueprint(t, ns, "backup")
+	if len(bp.Spec.Dependencies) != 1 || bp.Spec.Dependencies[0].Package != "cache-operator" || bp.Spec.Dependencies[0].Version != "1.2.0" ||
+		!strings.Contains(bp.Spec.Dependencies[0].Reason, ">=1.1.0 <1.3.0") {
+		t.Errorf("Blueprint dependencies = %+v", bp.Spec.Dependencies)
+	}
+	waitReady(t, ns, "backup", time.Minute)
+
+	// Not removed while something depends on it.
+	if out, err := cli("uninstall", "cache-operator", "-n", ns); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	eventually(t, 30*time.Second, "uninstall refused", func() bool {
+		c := condition(getSub(t, ns, "cache-operator").Status.Conditions, omv1.ConditionInstalled)
+		return c.Reason == "RequiredByOthers" && strings.Contains(c.Message, "backup")
+	}, describeSub(t, ns, "cache-operator"))
+	if err := deploymentAvailable(t, ns, "cache-operator"); err != nil {
+		t.Errorf("the dependency was removed while needed: %v", err)
+	}
+
+	// Unsatisfiable: a catalog whose backup-operator needs a cache-operator that does not exist.
+	bad := filepath.Join(work, "catalogs", "unsatisfiable")
+	copyTree(t, filepath.Join(sampleDir, "cache-operator", "1.1.0"), filepath.Join(bad, "cache-operator", "1.1.0"))
+	copyTree(t, filepath.Join(sampleDir, "backup-operator", "0.1.0"), filepath.Join(bad, "backup-operator", "0.1.0"))
+	deps := filepath.Join(bad, "backup-operator", "0.1.0", "metadata", "dependencies.yaml")
+	if err := os.WriteFile(deps, []byte("dependencies:\n- type: olm.package\n  value: {packageName: cache-operator, version: \">=5.0.0\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ns2 := "deps-unsat"
+	newNamespace(t, ns2)
+	if err := k8s.Create(ctx(), &omv1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Name: "bad", Namespace: ns2},
+		Spec: omv1.CatalogSourceSpec{SourceType: omv1.SourceDirectory, Directory: bad}}); err != nil {
+		t.Fatal(err)
+	}
+	applyYAML(t, ns2, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: backup}
+spec: {startingCSV: backup-operator.0.1.0, catalog: bad}
+`)
+	eventually(t, time.Minute, "unsatisfiable", func() bool {
+		return condition(getSub(t, ns2, "backup").Status.Conditions, omv1.ConditionResolved).Reason == "Unsatisfiable"
+	}, describeSub(t, ns2, "backup"))
+	c := condition(getSub(t, ns2, "backup").Status.Conditions, omv1.ConditionResolved)
+	for _, want := range []string{"cache-operator", ">=5.0.0", "1.1.0"} {
+		if !strings.Contains(c.Message, want) {
+			t.Errorf("Resolved message lacks %q: %s", want, c.Message)
+		}
+	}
+	t.Logf("unsatisfiable message: %s", c.Message)
+	if err := k8s.Get(ctx(), client.ObjectKey{Namespace: ns2, Name: "backup"}, &omv1.Blueprint{}); err == nil {
+		t.Error("a Blueprint was written for an unsatisfiable Subscription")
+	}
+	subs := &omv1.SubscriptionList{}
+	if err := k8s.List(ctx(), subs, client.InNamespace(ns2)); err != nil || len(subs.Items) != 1 {
+		t.Errorf("Subscriptions in %s: %d (a dependency was created)", ns2, len(subs.Items))
+	}
+}
+
+// TestGVKDependencyFromCommunity: node-healthcheck-operator needs PoisonPillRemediation,
+// which poison-pill-operator provides; both are installed and reach Succeeded.
+func TestGVKDependencyFromCommunity(t *testing.T) {
+	if communityDir() == "" {
+		t.Skip("the shared community catalog is absent")
+	}
+	ns := "nhc"
+	newNamespace(t, ns)
+	applyYAML(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: node-healthcheck}
+spec: {package: node-healthcheck-operator}
+`)
+	sub := waitReady(t, ns, "node-healthcheck", 3*time.Minute)
+	dep := waitReady(t, ns, "poison-pill-operator", 3*time.Minute)
+	checkInstalled(t, ns, sub.Status.InstalledCSV)
+	checkInstalled(t, ns, dep.Status.InstalledCSV)
+	bp := getBlueprint(t, ns, "node-healthcheck")
+	if len(bp.Spec.Dependencies) == 0 || !strings.Contains(bp.Spec.Dependencies[0].Reason, "PoisonPillRemediation") {
+		t.Errorf("dependencies = %+v", bp.Spec.Dependencies)
+	}
+}
