@@ -36,7 +36,7 @@ is driven by Subscription objects or by the verbs below.`,
 	}
 	root.PersistentFlags().StringVar(&g.kubeconfig, "kubeconfig", "", "path to a kubeconfig (default: $KUBECONFIG, ~/.kube/config, or in-cluster)")
 	root.PersistentFlags().StringVarP(&g.namespace, "namespace", "n", "", "namespace (default: the kubeconfig context's)")
-	root.AddCommand(newInstallCmd(g), newUninstallCmd(g), newListCmd(g), newStatusCmd(g), newHistoryCmd(g), newRollbackCmd(g), newApproveCmd(g),
+	root.AddCommand(newInstallCmd(g), newUninstallCmd(g), newListCmd(g), newStatusCmd(g), newHistoryCmd(g), newRollbackCmd(g), newApproveCmd(g), newRecommendCmd(g),
 		newRunCmd(g), newDevCmd(), newCatalogCmd(), newCRDsCmd(g), newVersionCmd())
 	return root
 }

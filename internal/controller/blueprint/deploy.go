@@ -13,8 +13,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -141,27 +139,22 @@ func (r *Reconciler) applyCRDs(ctx context.Context, s *scope, content *catalog.B
 			r.fail(s, ReasonCRDRefused, fmt.Sprintf("CRD %s of %s cannot be installed: %v", u.GetName(), content.CSV.Name, err))
 			return nil, true, nil
 		}
-		live := &apiextensionsv1.CustomResourceDefinition{}
-		err = r.APIReader.Get(ctx, client.ObjectKey{Name: crd.Name}, live)
-		switch {
-		case apierrors.IsNotFound(err):
-			apply = append(apply, crd)
-		case err != nil:
-			return nil, false, err
-		case downgrade(s) || newerLive(live, s.bp.Spec.Package, s.work.Version):
-			changes = append(changes, fmt.Sprintf("kept the cluster's CRD, which a newer version (%s) installed: not replaced by this older version's",
-				live.Annotations[AnnotationCRDVersion]))
-			r.event(s.bp, false, "CRDKept", "Kept CRD %s from the newer version while changing to %s", crd.Name, content.CSV.Name)
-		default:
-			if v := crdsafety.StoredVersions(live, crd); v != nil {
+		keep := false
+		if live := (&apiextensionsv1.CustomResourceDefinition{}); r.APIReader.Get(ctx, client.ObjectKey{Name: crd.Name}, live) == nil {
+			if keep = downgrade(s) || newerLive(live, s.bp.Spec.Package, s.work.Version); keep {
+				changes = append(changes, fmt.Sprintf("kept the cluster's CRD, which a newer version (%s) installed: not replaced by this older version's",
+					live.Annotations[AnnotationCRDVersion]))
+				r.event(s.bp, false, "CRDKept", "Kept CRD %s from the newer version while changing to %s", crd.Name, content.CSV.Name)
+			}
+		}
+		if !keep {
+			_, v, err := crdsafety.Preflight(ctx, r.APIReader, crd)
+			if err != nil {
+				return nil, false, err
+			}
+			if v != nil {
 				r.block(s, v.Error()+"; nothing was changed")
 				return nil, true, nil
-			}
-			if v, err := r.checkObjects(ctx, live, crd); err != nil || v != nil {
-				if v != nil {
-					r.block(s, v.Error()+"; nothing was changed")
-				}
-				return nil, true, err
 			}
 			apply = append(apply, crd)
 		}
@@ -208,25 +201,6 @@ func newerLive(live *apiextensionsv1.CustomResourceDefinition, pkg, version stri
 		return false
 	}
 	return older(version, live.Annotations[AnnotationCRDVersion])
-}
-
-// checkObjects reads every custom resource of the live CRD, at each version the new CRD
-// also has, and validates it against the new schema.
-func (r *Reconciler) checkObjects(ctx context.Context, live, next *apiextensionsv1.CustomResourceDefinition) (*crdsafety.Violation, error) {
-	for _, v := range live.Spec.Versions {
-		if !v.Served {
-			continue
-		}
-		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(schema.GroupVersionKind{Group: live.Spec.Group, Version: v.Name, Kind: live.Spec.Names.ListKind})
-		if err := r.APIReader.List(ctx, list); err != nil {
-			return nil, fmt.Errorf("listing %s at %s for the CRD preflight: %w", live.Name, v.Name, err)
-		}
-		if viol, err := crdsafety.Objects(next, v.Name, list.Items); err != nil || viol != nil {
-			return viol, err
-		}
-	}
-	return nil, nil
 }
 
 // freezeOthers sets every other CSV of the Blueprint to Replacing, so that only the

@@ -1,0 +1,44 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRecommend: when the newest version of a package needs a newer Kubernetes than the
+// cluster runs, recommend picks the newest one that fits and says why it passed over the rest.
+func TestRecommend(t *testing.T) {
+	dir := filepath.Join(work, "catalogs", "recommend")
+	for _, v := range []string{"1.1.0", "1.2.0"} {
+		copyTree(t, filepath.Join(sampleDir, "cache-operator", v), filepath.Join(dir, "cache-operator", v))
+	}
+	next := filepath.Join(dir, "cache-operator", "1.4.0")
+	copyTree(t, filepath.Join(sampleDir, "cache-operator", "1.2.0"), next)
+	csv := filepath.Join(next, "cache-operator.v1.2.0.clusterserviceversion.yaml")
+	data, err := os.ReadFile(csv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = []byte(strings.NewReplacer("cache-operator.v1.2.0", "cache-operator.v1.4.0", "version: 1.2.0", "version: 1.4.0",
+		"replaces: cache-operator.v1.1.0", "replaces: cache-operator.v1.2.0", "minKubeVersion: 1.25.0", "minKubeVersion: 99.0.0").Replace(string(data)))
+	if err := os.WriteFile(csv, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	newNamespace(t, "recommend")
+	out, err := cli("recommend", dir, "cache-operator", "-n", "recommend")
+	if err != nil {
+		t.Fatalf("recommend: %v\n%s", err, out)
+	}
+	for _, want := range []string{"Recommended:", "cache-operator.v1.2.0 (1.2.0)", "on Kubernetes 1.37.2",
+		"cache-operator.v1.4.0", "needs Kubernetes 99.0.0 or newer, the cluster runs 1.37.2"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("recommend output lacks %q:\n%s", want, out)
+		}
+	}
+	out, err = cli("recommend", dir, "cache-operator", "-n", "recommend", "-o", "json")
+	if err != nil || !strings.Contains(out, `"recommended": "cache-operator.v1.2.0"`) {
+		t.Errorf("recommend -o json: %v\n%s", err, out)
+	}
+}
