@@ -133,7 +133,12 @@ spec: {startingCSV: widget-operator.1.0.0, catalog: widgets}
 		setStartingCSV(t, ns, "widgets", "widget-operator."+tc.version)
 		eventually(t, time.Minute, "upgrade to "+tc.version+" blocked", func() bool {
 			bp := getBlueprint(t, ns, "widgets")
-			return bp.Status.Phase == omv1.BlueprintBlocked && bp.Spec.Version == tc.version
+			n := len(bp.Status.History)
+			last := bp.Status.History[n-1]
+			// The newest revision is this version's, blocked, and the Subscription says so.
+			return bp.Status.Phase == omv1.BlueprintBlocked && last.CSVName == "widget-operator.v"+tc.version &&
+				last.Outcome == omv1.OutcomeBlocked &&
+				strings.Contains(condition(getSub(t, ns, "widgets").Status.Conditions, omv1.ConditionBlocked).Message, tc.want[1])
 		}, describeSub(t, ns, "widgets"))
 		sub := getSub(t, ns, "widgets")
 		for _, typ := range []string{omv1.ConditionBlocked, omv1.ConditionReady} {
