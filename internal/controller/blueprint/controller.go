@@ -16,7 +16,6 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -24,6 +23,7 @@ import (
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
 	"github.com/operator-manager/operator-manager/internal/bundlecache"
 	"github.com/operator-manager/operator-manager/internal/controller/catalogsource"
+	"github.com/operator-manager/operator-manager/internal/controller/finalizer"
 )
 
 // Reconciler carries Blueprints out.
@@ -71,12 +71,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if !bp.DeletionTimestamp.IsZero() {
 		return r.finalize(ctx, bp)
 	}
-	if !controllerutil.ContainsFinalizer(bp, omv1.Finalizer) {
-		patch := client.MergeFrom(bp.DeepCopy())
-		controllerutil.AddFinalizer(bp, omv1.Finalizer)
-		if err := r.Client.Patch(ctx, bp, patch); err != nil {
-			return ctrl.Result{}, fmt.Errorf("adding the finalizer to Blueprint %s: %w", req, err)
-		}
+	if err := finalizer.Ensure(ctx, r.Client, bp); err != nil {
+		return ctrl.Result{}, err
 	}
 	orig := bp.DeepCopy()
 	defer func() {

@@ -17,11 +17,10 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
 	"github.com/operator-manager/operator-manager/internal/bundlecache"
+	"github.com/operator-manager/operator-manager/internal/controller/finalizer"
 )
 
 // DefaultHealthTimeout applies when a CSV carries no health-timeout annotation.
@@ -72,12 +71,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if !csv.DeletionTimestamp.IsZero() {
 		return r.finalize(ctx, csv)
 	}
-	if !controllerutil.ContainsFinalizer(csv, omv1.Finalizer) {
-		patch := client.MergeFrom(csv.DeepCopy())
-		controllerutil.AddFinalizer(csv, omv1.Finalizer)
-		if err := r.Client.Patch(ctx, csv, patch); err != nil {
-			return ctrl.Result{}, fmt.Errorf("adding the finalizer to CSV %s: %w", req, err)
-		}
+	if err := finalizer.Ensure(ctx, r.Client, csv); err != nil {
+		return ctrl.Result{}, err
 	}
 	orig := csv.DeepCopy()
 	defer func() {

@@ -29,6 +29,7 @@ import (
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	"github.com/operator-manager/operator-manager/internal/catalog"
 	"github.com/operator-manager/operator-manager/internal/controller/catalogsource"
+	"github.com/operator-manager/operator-manager/internal/controller/finalizer"
 	"github.com/operator-manager/operator-manager/internal/metrics"
 	"github.com/operator-manager/operator-manager/internal/resolve"
 )
@@ -103,12 +104,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if !sub.DeletionTimestamp.IsZero() || sub.Spec.Option == omv1.OptionDelete {
 		return r.uninstall(ctx, sub)
 	}
-	if !controllerutil.ContainsFinalizer(sub, omv1.Finalizer) {
-		patch := client.MergeFrom(sub.DeepCopy())
-		controllerutil.AddFinalizer(sub, omv1.Finalizer)
-		if err := r.Client.Patch(ctx, sub, patch); err != nil {
-			return ctrl.Result{}, fmt.Errorf("adding the finalizer to Subscription %s: %w", req, err)
-		}
+	if err := finalizer.Ensure(ctx, r.Client, sub); err != nil {
+		return ctrl.Result{}, err
 	}
 
 	bp := &omv1.Blueprint{}
