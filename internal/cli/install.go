@@ -165,36 +165,53 @@ func uninstallDone(sub *omv1.Subscription, gone bool) (bool, error) {
 	return c != nil && c.Reason == omv1.ReasonUninstalled, nil
 }
 
-// waitSubscription polls a Subscription and prints each new state as a line, so a
-// person sees what is being waited for, until done says stop or the timeout passes.
-func waitSubscription(ctx context.Context, c client.Client, key client.ObjectKey, timeout time.Duration, w io.Writer, done doneFunc) error {
+// poll calls look every half second until it reports done, printing each new state line
+// so a person sees what is being waited for; it gives up after timeout naming what.
+func poll(ctx context.Context, timeout time.Duration, w io.Writer, what string, look func(context.Context) (line string, done bool, err error)) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	start := time.Now()
-	last := ""
+	start, last := time.Now(), ""
 	for {
+		line, done, err := look(ctx)
+		if line != "" && line != last {
+			fmt.Fprintf(w, "[%s] %s\n", duration.HumanDuration(time.Since(start)), line)
+			last = line
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("timed out after %s waiting for %s; last state: %s", timeout, what, last)
+			}
+			return err
+		}
+		if done {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("timed out after %s waiting for %s; last state: %s", timeout, what, last)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// waitSubscription waits until done says the Subscription reached its end.
+func waitSubscription(ctx context.Context, c client.Client, key client.ObjectKey, timeout time.Duration, w io.Writer, done doneFunc) error {
+	var result error
+	err := poll(ctx, timeout, w, key.String(), func(ctx context.Context) (string, bool, error) {
 		sub := &omv1.Subscription{}
 		err := c.Get(ctx, key, sub)
 		gone := apierrors.IsNotFound(err)
 		if err != nil && !gone {
-			if ctx.Err() != nil {
-				return fmt.Errorf("timed out after %s waiting for %s", timeout, key)
-			}
-			return err
+			return "", false, err
 		}
-		if line := progressLine(sub, gone); line != last {
-			fmt.Fprintf(w, "[%s] %s\n", duration.HumanDuration(time.Since(start)), line)
-			last = line
-		}
-		if ok, err := done(sub, gone); ok {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("timed out after %s waiting for %s; last state: %s", timeout, key, last)
-		case <-time.After(500 * time.Millisecond):
-		}
+		ok, res := done(sub, gone)
+		result = res
+		return progressLine(sub, gone), ok, nil
+	})
+	if err != nil {
+		return err
 	}
+	return result
 }
 
 func progressLine(sub *omv1.Subscription, gone bool) string {

@@ -133,32 +133,21 @@ func rollbackTarget(bp *omv1.Blueprint, to int64) (*omv1.Revision, error) {
 
 // waitBlueprint waits until the Blueprint runs csv, printing each new phase.
 func waitBlueprint(ctx context.Context, c client.Client, key client.ObjectKey, csv string, timeout time.Duration, w io.Writer) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	start, last := time.Now(), ""
-	for {
+	return poll(ctx, timeout, w, key.String(), func(ctx context.Context) (string, bool, error) {
 		bp := &omv1.Blueprint{}
 		if err := c.Get(ctx, key, bp); err != nil {
-			return err
+			return "", false, err
 		}
 		line := fmt.Sprintf("%s, running %s", bp.Status.Phase, bp.Status.CurrentCSV)
-		if line != last {
-			fmt.Fprintf(w, "[%s] %s\n", time.Since(start).Round(time.Second), line)
-			last = line
-		}
 		if bp.Status.CurrentCSV == csv && bp.Status.Phase == omv1.BlueprintSucceeded {
-			return nil
+			return line, true, nil
 		}
 		settled := bp.Status.ObservedGeneration >= bp.Generation // the phase is about this change
 		if settled && (bp.Status.Phase == omv1.BlueprintFailed || bp.Status.Phase == omv1.BlueprintBlocked) {
-			return fmt.Errorf("%s: see `operator-manager history %s`", bp.Status.Phase, key.Name)
+			return line, false, fmt.Errorf("%s: see `operator-manager history %s`", bp.Status.Phase, key.Name)
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("timed out after %s; last state: %s", timeout, last)
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
+		return line, false, nil
+	})
 }
 
 func newApproveCmd(g *globals) *cobra.Command {
