@@ -20,12 +20,8 @@ func newHistoryCmd(g *globals) *cobra.Command {
 		Short: "Show the revisions of an installation: version, trigger, outcome, reason and time (like helm history)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ns, err := g.clientAndNamespace()
+			_, bp, err := g.blueprint(cmd.Context(), args[0])
 			if err != nil {
-				return err
-			}
-			bp := &omv1.Blueprint{}
-			if err := c.Get(cmd.Context(), client.ObjectKey{Namespace: ns, Name: args[0]}, bp); err != nil {
 				return err
 			}
 			return out.print(cmd.OutOrStdout(), bp.Status.History, func(tw *tabwriter.Writer) { printHistory(tw, bp) })
@@ -70,15 +66,12 @@ catalog is needed. The cluster's newer CRDs are kept. The Subscription is not ch
 it to move on again.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ns, err := g.clientAndNamespace()
+			ctx := cmd.Context()
+			c, bp, err := g.blueprint(ctx, args[0])
 			if err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			bp := &omv1.Blueprint{}
-			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: args[0]}, bp); err != nil {
-				return err
-			}
+			ns := bp.Namespace
 			target, err := rollbackTarget(bp, to)
 			if err != nil {
 				return err
@@ -131,6 +124,19 @@ func rollbackTarget(bp *omv1.Blueprint, to int64) (*omv1.Revision, error) {
 	return nil, fmt.Errorf("%s has no earlier good revision to return to", bp.Name)
 }
 
+// blueprint reads the Blueprint of the installation NAME in the verb's namespace.
+func (g *globals) blueprint(ctx context.Context, name string) (client.Client, *omv1.Blueprint, error) {
+	c, ns, err := g.clientAndNamespace()
+	if err != nil {
+		return nil, nil, err
+	}
+	bp := &omv1.Blueprint{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, bp); err != nil {
+		return nil, nil, err
+	}
+	return c, bp, nil
+}
+
 // waitBlueprint waits until the Blueprint runs csv, printing each new phase.
 func waitBlueprint(ctx context.Context, c client.Client, key client.ObjectKey, csv string, timeout time.Duration, w io.Writer) error {
 	return poll(ctx, timeout, w, key.String(), func(ctx context.Context) (string, bool, error) {
@@ -158,15 +164,12 @@ func newApproveCmd(g *globals) *cobra.Command {
 		Short: "Approve the version change a Manual Subscription waits for",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ns, err := g.clientAndNamespace()
+			ctx := cmd.Context()
+			c, bp, err := g.blueprint(ctx, args[0])
 			if err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			bp := &omv1.Blueprint{}
-			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: args[0]}, bp); err != nil {
-				return err
-			}
+			ns := bp.Namespace
 			if bp.Status.Phase != omv1.BlueprintWaitingForApproval {
 				return fmt.Errorf("%s/%s waits for no approval (phase %s, running %s)", ns, bp.Name, bp.Status.Phase, bp.Status.CurrentCSV)
 			}

@@ -136,11 +136,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 			if result, err = r.install(ctx, sub, bp, exists, res); err != nil {
 				return result, err
 			}
-		case r.followChannel(sub, bp, res) != nil:
+		case exists && r.followChannel(sub, bp, res) != nil:
 			// A channel-following installation moves one upgrade edge at a time, each
 			// through the health gate, as the catalog gains versions.
-			next := &resolution{bundle: r.followChannel(sub, bp, res), catalog: res.catalog}
-			if result, err = r.install(ctx, sub, bp, exists, next); err != nil {
+			res.bundle = r.followChannel(sub, bp, res)
+			if result, err = r.install(ctx, sub, bp, exists, res); err != nil {
 				return result, err
 			}
 		default:
