@@ -7,6 +7,10 @@ CONTROLLER_GEN := $(BIN)/controller-gen
 # Go test flags; CI and the README use the defaults.
 TEST_FLAGS     ?= -count=1 -timeout 60m
 CATALOG        ?= $(CURDIR)/samples/catalog
+# The image `make image` builds and `make deploy` runs.
+IMG            ?= operator-manager:dev
+# kubectl of `make deploy`/`undeploy`: the one on PATH, else the local control plane's.
+KUBECTL        ?= $(or $(shell command -v kubectl),$(shell go run ./cmd/operator-manager dev build)/kubectl)
 
 .PHONY: help
 help: ## List the targets.
@@ -22,7 +26,7 @@ $(CONTROLLER_GEN): tools/codegen/go.mod tools/codegen/go.sum
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code and CRDs with controller-gen.
 	$(CONTROLLER_GEN) object paths=./api/...
-	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true rbac:roleName=operator-manager paths=./api/... paths=./internal/controller/... \
+	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true rbac:roleName=operator-manager paths=./api/... paths=./internal/controller/... paths=./internal/manager/... \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 
 .PHONY: verify
@@ -51,6 +55,29 @@ run: build ## Start the local cluster and the manager with the sample catalog (s
 .PHONY: down
 down: build ## Stop what `make run` started.
 	$(BIN)/operator-manager dev down
+
+.PHONY: image
+image: ## Build the image without a container engine: bin/operator-manager-image.tar, tagged IMG (default operator-manager:dev).
+	go run ./tools/image --tag $(IMG) --output $(BIN)/operator-manager-image.tar
+
+.PHONY: deploy
+deploy: ## Deploy config/default to the current kubeconfig's cluster, running image IMG (`make deploy IMG=...`).
+	@mkdir -p $(CURDIR)/bin
+	@overlay=$$(mktemp -d $(CURDIR)/bin/.deploy-XXXXXX); trap 'rm -rf "$$overlay"' EXIT; \
+	img='$(IMG)'; \
+	case "$$img" in \
+	*@*) repo=$${img%@*}; ref="digest: $${img#*@}" ;; \
+	*) last=$${img##*/}; \
+	   case "$$last" in *:*) repo=$${img%:*}; ref="newTag: $${img##*:}" ;; *) repo=$$img; ref="newTag: latest" ;; esac ;; \
+	esac; \
+	printf 'resources:\n- ../../config/default\nimages:\n- name: operator-manager\n  newName: %s\n  %s\n' "$$repo" "$$ref" >"$$overlay/kustomization.yaml"; \
+	echo "deploying config/default with image $$img"; \
+	$(KUBECTL) apply --server-side --force-conflicts -k "$$overlay"
+
+.PHONY: undeploy
+undeploy: ## Remove what `make deploy` created, except the CRDs and custom resources (kubectl delete -k config/crd removes those).
+	$(KUBECTL) delete --ignore-not-found -k config/manager
+	$(KUBECTL) delete --ignore-not-found -k config/rbac
 
 .PHONY: bench
 bench: ## Run the benchmarks recorded in BENCHMARKS.md.

@@ -1,23 +1,41 @@
-// Package config carries the generated CRDs inside the binary, so `operator-manager dev up`,
-// `operator-manager crds install` and the tests install exactly what controller-gen wrote.
+// Package config carries the generated CRDs and the manager's RBAC inside the binary, so
+// `operator-manager dev up`, `operator-manager crds install` and the tests install exactly
+// what controller-gen wrote and what config/rbac ships.
 package config
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"embed"
+	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"path"
 	"sort"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 )
 
 //go:embed crd/bases/*.yaml
 var crdFiles embed.FS
+
+//go:embed rbac/*.yaml
+var rbacFiles embed.FS
+
+// The manager's own identity: the ServiceAccount of config/rbac/service_account.yaml, which
+// the bindings of config/rbac name. Tests and `dev up` run the manager with a token of it.
+const (
+	ManagerNamespace      = "operator-manager-system"
+	ManagerServiceAccount = "operator-manager"
+)
 
 // FieldOwner is the server-side apply field manager of everything operator-manager applies.
 const FieldOwner = "operator-manager"
@@ -75,4 +93,75 @@ func InstallCRDs(ctx context.Context, c client.Client) error {
 		}
 	}
 	return nil
+}
+
+// kustomization is the part of a kustomization.yaml that RBAC understands. Decoding is
+// strict: a transformer (namespace, patches, labels) would make `kubectl apply -k` apply
+// something other than the files, so RBAC refuses it instead of ignoring it.
+type kustomization struct {
+	APIVersion string   `json:"apiVersion,omitempty"`
+	Kind       string   `json:"kind,omitempty"`
+	Resources  []string `json:"resources"`
+}
+
+// RBAC returns every object of every file that config/rbac/kustomization.yaml lists under
+// resources, in the order of the list and of the documents within each file: the
+// manager's ServiceAccount, its roles and their bindings, exactly as shipped.
+func RBAC() ([]*unstructured.Unstructured, error) {
+	const dir = "rbac"
+	data, err := rbacFiles.ReadFile(path.Join(dir, "kustomization.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	var k kustomization
+	if err := yaml.UnmarshalStrict(data, &k); err != nil {
+		return nil, fmt.Errorf("config/rbac/kustomization.yaml: only resources are supported: %w", err)
+	}
+	if len(k.Resources) == 0 {
+		return nil, errors.New("config/rbac/kustomization.yaml lists no resources")
+	}
+	var out []*unstructured.Unstructured
+	for _, r := range k.Resources {
+		name := path.Clean(r)
+		if path.Dir(name) != "." || path.Ext(name) != ".yaml" {
+			return nil, fmt.Errorf("config/rbac/kustomization.yaml: resource %q is not a .yaml file of config/rbac", r)
+		}
+		file, err := rbacFiles.ReadFile(path.Join(dir, name))
+		if err != nil {
+			return nil, fmt.Errorf("config/rbac/kustomization.yaml lists %s: %w", r, err)
+		}
+		objs, err := decodeObjects(file)
+		if err != nil {
+			return nil, fmt.Errorf("config/rbac/%s: %w", name, err)
+		}
+		out = append(out, objs...)
+	}
+	return out, nil
+}
+
+// decodeObjects decodes a multi-document YAML stream (documents separated by `---` lines)
+// into objects, skipping empty documents. Every object must have apiVersion and kind.
+func decodeObjects(data []byte) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for i := 1; ; i++ {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		} else if err != nil {
+			return nil, err
+		}
+		j, err := yaml.YAMLToJSON(doc)
+		if err != nil {
+			return nil, fmt.Errorf("document %d: %w", i, err)
+		}
+		if t := bytes.TrimSpace(j); len(t) == 0 || string(t) == "null" {
+			continue
+		}
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(j); err != nil {
+			return nil, fmt.Errorf("document %d: %w", i, err)
+		}
+		out = append(out, u)
+	}
 }

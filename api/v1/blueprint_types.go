@@ -123,9 +123,15 @@ type Revision struct {
 	// rollback.
 	// +optional
 	Trigger Trigger `json:"trigger,omitempty"`
-	// Generation is the Blueprint's metadata.generation the revision carries out.
+	// Generation is the Blueprint's spec.generation (the count of version changes asked
+	// for) the revision carries out. A revision opens only when the target CSV or this
+	// count changes, so an edit of anything else (approval, dependencies) never retries a
+	// version that failed.
 	// +optional
 	Generation int64 `json:"generation,omitempty"`
+	// FromVersion is the version that ran when the revision opened, if any.
+	// +optional
+	FromVersion string `json:"fromVersion,omitempty"`
 	// CSVName is the CSV of this revision.
 	CSVName string `json:"csvName"`
 	// Version is its semantic version.

@@ -31,4 +31,18 @@ const (
 	ReasonPaused             = "Paused"
 	ReasonLoaded             = "Loaded"
 	ReasonLoadFailed         = "LoadFailed"
+	// ReasonInsufficientPermissions: the installing identity (the Subscription's
+	// ServiceAccount, or the manager) may not do something the installation needs; the
+	// message names the verb, resource and namespace.
+	ReasonInsufficientPermissions = "InsufficientPermissions"
+	// ReasonDeadlineExceeded: a revision did not reach an outcome within its deadline.
+	ReasonDeadlineExceeded = "DeadlineExceeded"
+	// ReasonInstallFailed: the API server refused an object of the installation for good
+	// (invalid, immutable field, unknown kind).
+	ReasonInstallFailed = "InstallFailed"
+	// ReasonComponentUnhealthy: a version that passed its health gate is unhealthy now.
+	ReasonComponentUnhealthy = "ComponentUnhealthy"
+	// ReasonHeldAfterRollback: a channel-following Subscription stays at a version a
+	// person rolled back to.
+	ReasonHeldAfterRollback = "HeldAfterManualRollback"
 )

@@ -3,6 +3,9 @@ package v1
 // Labels, annotations and finalizers operator-manager sets on the objects it manages.
 // They are part of the API: scripts may select by them.
 const (
+	// DesiredPhaseActive and DesiredPhaseReplacing are the values of AnnotationDesiredPhase.
+	DesiredPhaseActive    = "Active"
+	DesiredPhaseReplacing = "Replacing"
 	// LabelSubscription names the Subscription a Blueprint or CSV belongs to.
 	LabelSubscription = "operator-manager.domain/subscription"
 	// LabelPackage names the package of a Blueprint or CSV.
@@ -21,6 +24,19 @@ const (
 	// for a newer generation, so a person's edit of the Blueprint stands.
 	AnnotationSubscriptionGeneration = "operator-manager.domain/subscription-generation"
 
+	// AnnotationRevision on a CSV is the Blueprint revision it is asked to carry out; the
+	// CSV controller restarts the health gate when it changes. The Blueprint controller
+	// writes it, the CSV controller alone writes the CSV's status.
+	AnnotationRevision = "operator-manager.domain/revision"
+	// AnnotationDesiredPhase on a CSV is "Active" or "Replacing": the Blueprint asks an
+	// older CSV to stop applying its objects while a newer one takes over.
+	AnnotationDesiredPhase = "operator-manager.domain/desired-phase"
+	// AnnotationServiceAccount on a CSV names the ServiceAccount (of the CSV's namespace)
+	// the manager impersonates to install it; absent means the manager itself.
+	AnnotationServiceAccount = "operator-manager.domain/service-account"
+	// AnnotationCRDHash on a CRD is the digest of the definition operator-manager last
+	// applied, so an unchanged CRD is not applied again.
+	AnnotationCRDHash = "operator-manager.domain/crd-hash"
 	// Finalizer makes deletion wait for the manager's cleanup, even when the manager was
 	// down when the object was deleted.
 	Finalizer = "operator-manager.domain/cleanup"

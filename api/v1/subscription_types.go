@@ -105,6 +105,14 @@ type SubscriptionSpec struct {
 	// Uninstall says what an uninstall removes beyond the operator itself.
 	// +optional
 	Uninstall *UninstallPolicy `json:"uninstall,omitempty"`
+	// ServiceAccountName is a ServiceAccount of this namespace that the manager
+	// impersonates for every object the installation creates, changes or deletes (CRDs and
+	// RBAC included), so the API server's own permission and escalation rules apply to it,
+	// as Flux's serviceAccountName and OLM's OperatorGroup service account do. Empty means
+	// the manager's --default-service-account, or the manager itself when that is unset.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 }
 
 // HealthPolicy bounds the health gate of an install or upgrade.

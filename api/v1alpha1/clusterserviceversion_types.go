@@ -29,6 +29,24 @@ type CRDRepair struct {
 	Changes []string `json:"changes"`
 }
 
+// InventoryEntry is one object applied for a CSV.
+type InventoryEntry struct {
+	// APIVersion of the object, as applied.
+	APIVersion string `json:"apiVersion"`
+	// Kind of the object.
+	Kind string `json:"kind"`
+	// Namespace is empty for cluster-scoped objects.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// Name of the object.
+	Name string `json:"name"`
+	// Fingerprint is what the object looked like right after the apply: its generation
+	// for kinds with a spec the API server versions (Deployments), its resourceVersion
+	// otherwise. A different value later means someone changed it.
+	// +optional
+	Fingerprint string `json:"fingerprint,omitempty"`
+}
+
 // ClusterServiceVersionStatus is the manager's view of one installation.
 type ClusterServiceVersionStatus struct {
 	// ObservedGeneration is the generation last acted on.
@@ -58,7 +76,24 @@ type ClusterServiceVersionStatus struct {
 	// +listType=atomic
 	// +optional
 	CRDRepairs []CRDRepair `json:"crdRepairs,omitempty"`
-	// Conditions: RequirementsMet, Installed, Healthy and Ready.
+	// Revision is the Blueprint revision this status judges: the health gate starts again
+	// whenever the Blueprint asks the CSV to carry out another revision.
+	// +optional
+	Revision int64 `json:"revision,omitempty"`
+	// RenderHash is a digest of every object last applied for this CSV (its spec, the
+	// Subscription's config, target namespaces and service account): a change re-renders
+	// and rolls the Deployments through the health gate.
+	// +optional
+	RenderHash string `json:"renderHash,omitempty"`
+	// GateStartTime is when the current health gate began.
+	// +optional
+	GateStartTime *metav1.Time `json:"gateStartTime,omitempty"`
+	// Inventory lists every object applied for this CSV, so uninstall and pruning remove
+	// exactly them (with the installing identity) and drift can be noticed.
+	// +listType=atomic
+	// +optional
+	Inventory []InventoryEntry `json:"inventory,omitempty"`
+	// Conditions: Installed and Ready.
 	// +listType=map
 	// +listMapKey=type
 	// +optional

@@ -30,6 +30,8 @@ type BundleContent struct {
 	CRDs []*unstructured.Unstructured
 	// Objects are the other manifests (RBAC, Services, ConfigMaps, ...).
 	Objects []*unstructured.Unstructured
+	// Files are the bundle's files, when the content was parsed from them.
+	Files []File
 }
 
 // Files reads a bundle's files back and checks them against the digest recorded at load:
@@ -119,7 +121,7 @@ func (c *Catalog) Content(b *Bundle) (*BundleContent, error) {
 // a remote catalog: metadata/ and the FBC blob file are skipped, every other file's
 // documents are the bundle's manifests, exactly one of them a CSV.
 func ContentFromFiles(files []File) (*BundleContent, error) {
-	bc := &BundleContent{}
+	bc := &BundleContent{Files: files}
 	for _, f := range files {
 		if f.Name == fbcBlobFile || strings.HasPrefix(f.Name, "metadata/") {
 			continue

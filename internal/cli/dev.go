@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -40,8 +41,11 @@ func newDevCmd() *cobra.Command {
 		Short: "Run a full local cluster and the manager for development (up, down, status)",
 		Long: `dev runs a real local cluster (etcd, kube-apiserver, kube-controller-manager,
 kube-scheduler and kwok with a fake node, built from source on first use) in the
-background, with the CRDs installed and the manager running against it. Its state lives in
-$` + EnvDevDir + ` or the user cache directory.`,
+background, with the CRDs installed and the manager running against it as its own
+ServiceAccount (` + config.ManagerNamespace + `/` + config.ManagerServiceAccount + `, with config/rbac
+as shipped; its default CatalogSource lives in ` + config.ManagerNamespace + `). The printed
+KUBECONFIG is the cluster admin's. Its state lives in $` + EnvDevDir + ` or the user cache
+directory.`,
 	}
 	cmd.AddCommand(newDevUpCmd(), newDevDownCmd(), newDevStatusCmd(), newDevBuildCmd())
 	return cmd
@@ -108,7 +112,10 @@ func newDevUpCmd() *cobra.Command {
 			bins, _ := testenv.BinDir()
 			w := cmd.ErrOrStderr()
 			fmt.Fprintf(w, "\nThe local cluster and the manager run in the background.\n")
-			fmt.Fprintf(w, "  catalog:  %s\n  logs:     %s/*.log\n  kubectl:  %s\n", catalog, clusterDir, filepath.Join(bins, testenv.BinKubectl))
+			fmt.Fprintf(w, "  catalog:  %s (CatalogSource %s/default)\n", catalog, config.ManagerNamespace)
+			fmt.Fprintf(w, "  manager:  runs as ServiceAccount %s/%s (%s); you are the admin\n",
+				config.ManagerNamespace, config.ManagerServiceAccount, filepath.Join(clusterDir, testenv.ManagerKubeconfigFile))
+			fmt.Fprintf(w, "  logs:     %s/*.log\n  kubectl:  %s\n", clusterDir, filepath.Join(bins, testenv.BinKubectl))
 			fmt.Fprintf(w, "  stop:     operator-manager dev down\n\n")
 			fmt.Fprintf(cmd.OutOrStdout(), "export KUBECONFIG=%s\n", e.Kubeconfig)
 			return nil
@@ -131,6 +138,14 @@ func devStartManager(ctx context.Context, cmd *cobra.Command, e *testenv.Env, di
 	if err := config.InstallCRDs(installCtx, c); err != nil {
 		return err
 	}
+	// The manager runs as itself: its ServiceAccount with config/rbac as shipped, never as the
+	// admin whose kubeconfig the person gets.
+	fmt.Fprintf(cmd.ErrOrStderr(), "applying config/rbac; the manager runs as ServiceAccount %s/%s\n",
+		config.ManagerNamespace, config.ManagerServiceAccount)
+	managerKubeconfig, err := e.ManagerKubeconfig(installCtx)
+	if err != nil {
+		return err
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return err
@@ -142,7 +157,8 @@ func devStartManager(ctx context.Context, cmd *cobra.Command, e *testenv.Env, di
 	probe := "127.0.0.1:" + strconv.Itoa(ports[1])
 	fmt.Fprintf(cmd.ErrOrStderr(), "starting operator-manager (log %s)\n", filepath.Join(e.Dir, "operator-manager.log"))
 	if err := e.AddProcess("operator-manager", exe, true, "run",
-		"--kubeconfig="+e.Kubeconfig, "--catalog="+catalog, "--cache-dir="+filepath.Join(dir, "bundles"),
+		"--kubeconfig="+managerKubeconfig, "--manager-namespace="+config.ManagerNamespace,
+		"--catalog="+catalog, "--cache-dir="+filepath.Join(dir, "bundles"),
 		"--metrics-bind-address=127.0.0.1:"+strconv.Itoa(ports[0]), "--health-probe-bind-address="+probe,
 		"--leader-elect=false"); err != nil {
 		return err
@@ -217,6 +233,13 @@ func newDevStatusCmd() *cobra.Command {
 				return err
 			}
 			status := map[string]any{"running": allRunning(e), "kubeconfig": e.Kubeconfig, "server": e.Server, "components": e.Status()}
+			mgrKubeconfig, mgrNamespace := devManagerIdentity(e)
+			if mgrKubeconfig != "" {
+				status["managerKubeconfig"] = mgrKubeconfig
+			}
+			if mgrNamespace != "" {
+				status["managerNamespace"] = mgrNamespace
+			}
 			if err := out.print(cmd.OutOrStdout(), status, func(tw *tabwriter.Writer) {
 				fmt.Fprintln(tw, "COMPONENT\tPID\tSTATUS\tLOG")
 				for _, s := range e.Status() {
@@ -230,7 +253,11 @@ func newDevStatusCmd() *cobra.Command {
 				return err
 			}
 			if out.format == "table" {
-				fmt.Fprintf(cmd.OutOrStdout(), "\nexport KUBECONFIG=%s\n", e.Kubeconfig)
+				if mgrKubeconfig != "" && mgrNamespace != "" {
+					fmt.Fprintf(cmd.OutOrStdout(), "\nThe manager runs as ServiceAccount %s/%s (%s);\nits namespace %s holds the default CatalogSource.\n",
+						config.ManagerNamespace, config.ManagerServiceAccount, mgrKubeconfig, mgrNamespace)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "\nexport KUBECONFIG=%s   # the cluster admin\n", e.Kubeconfig)
 			}
 			if !allRunning(e) {
 				return errors.New("some components have exited; `operator-manager dev down` then `dev up` starts afresh")
@@ -240,6 +267,24 @@ func newDevStatusCmd() *cobra.Command {
 	}
 	out.bind(cmd)
 	return cmd
+}
+
+// devManagerIdentity reads how `dev up` started the manager: the kubeconfig it runs with and
+// its namespace, or empty strings when the state does not say (an older operator-manager).
+func devManagerIdentity(e *testenv.Env) (kubeconfig, namespace string) {
+	for _, p := range e.Processes {
+		if p.Name != "operator-manager" {
+			continue
+		}
+		for _, a := range p.Args {
+			if v, ok := strings.CutPrefix(a, "--kubeconfig="); ok {
+				kubeconfig = v
+			} else if v, ok := strings.CutPrefix(a, "--manager-namespace="); ok {
+				namespace = v
+			}
+		}
+	}
+	return kubeconfig, namespace
 }
 
 func allRunning(e *testenv.Env) bool {

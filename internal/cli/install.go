@@ -129,10 +129,19 @@ func newUninstallCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-// doneFunc says whether waiting is over: done, and an error when it ended badly.
-type doneFunc func(sub *omv1.Subscription, gone bool) (bool, error)
+// doneFunc says whether waiting is over: done, and an error when it ended badly. bp is
+// the installation's Blueprint, nil when there is none.
+type doneFunc func(sub *omv1.Subscription, bp *omv1.Blueprint, gone bool) (bool, error)
 
-func installDone(sub *omv1.Subscription, gone bool) (bool, error) {
+// terminalResolve are the reasons of a Resolved=False that only a change of the spec or
+// the catalog can fix: waiting longer is pointless.
+var terminalResolve = map[string]bool{"PackageNotFound": true, "VersionNotFound": true, "ChannelNotFound": true, "InvalidVersion": true,
+	"PackageAlreadySubscribed": true, omv1.ReasonUnsatisfiable: true}
+
+// installDone ends the wait as soon as the outcome of the change is known: Ready, or a
+// settled Blueprint phase other than Succeeded (RolledBack, Failed, Blocked,
+// WaitingForApproval) for the change asked for, with its reason.
+func installDone(sub *omv1.Subscription, bp *omv1.Blueprint, gone bool) (bool, error) {
 	if gone {
 		return true, errors.New("the Subscription was deleted")
 	}
@@ -143,25 +152,51 @@ func installDone(sub *omv1.Subscription, gone bool) (bool, error) {
 	if ready != nil && ready.Status == metav1.ConditionTrue {
 		return true, nil
 	}
-	for _, typ := range []string{omv1.ConditionResolved, omv1.ConditionHealthy} {
-		c := meta.FindStatusCondition(sub.Status.Conditions, typ)
-		if c == nil || c.Status == metav1.ConditionTrue {
-			continue
+	if c := meta.FindStatusCondition(sub.Status.Conditions, omv1.ConditionResolved); c != nil && c.Status == metav1.ConditionFalse && terminalResolve[c.Reason] {
+		return true, fmt.Errorf("%s: %s", c.Reason, c.Message)
+	}
+	if bp == nil || !settledForTarget(bp) {
+		return false, nil
+	}
+	switch bp.Status.Phase {
+	case omv1.BlueprintRolledBack, omv1.BlueprintFailed, omv1.BlueprintBlocked, omv1.BlueprintWaitingForApproval:
+		reason, msg := string(bp.Status.Phase), ""
+		if c := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionReady); c != nil {
+			reason, msg = c.Reason, c.Message
 		}
-		switch c.Reason {
-		case omv1.ReasonHealthCheckFailed, "PackageNotFound", "VersionNotFound", "ChannelNotFound", "InvalidVersion",
-			omv1.ReasonCRDPreflightFailed, "CRDRefused", "PackageAlreadySubscribed", omv1.ReasonUnsatisfiable:
-			return true, fmt.Errorf("%s: %s", c.Reason, c.Message)
-		}
+		return true, fmt.Errorf("%s: %s: %s", bp.Status.Phase, reason, msg)
 	}
 	return false, nil
 }
 
-func uninstallDone(sub *omv1.Subscription, gone bool) (bool, error) {
+// settledForTarget reports whether the Blueprint's phase is the outcome of its current
+// target: its status has seen the spec, and its newest attempt is of that target and
+// version change (an outcome of an earlier change must not end a new wait).
+func settledForTarget(bp *omv1.Blueprint) bool {
+	if bp.Status.ObservedGeneration < bp.Generation {
+		return false
+	}
+	if bp.Status.Phase == omv1.BlueprintWaitingForApproval {
+		return true
+	}
+	for i := len(bp.Status.History) - 1; i >= 0; i-- {
+		h := bp.Status.History[i]
+		if h.Trigger == omv1.TriggerRollback {
+			continue
+		}
+		return h.CSVName == bp.Spec.ClusterServiceVersionName && h.Generation == bp.Spec.Generation
+	}
+	return false
+}
+
+func uninstallDone(sub *omv1.Subscription, _ *omv1.Blueprint, gone bool) (bool, error) {
 	if gone {
 		return true, nil
 	}
 	c := meta.FindStatusCondition(sub.Status.Conditions, omv1.ConditionInstalled)
+	if c != nil && c.Reason == "RequiredByOthers" {
+		return true, fmt.Errorf("%s: %s", c.Reason, c.Message)
+	}
 	return c != nil && c.Reason == omv1.ReasonUninstalled, nil
 }
 
@@ -204,7 +239,17 @@ func waitSubscription(ctx context.Context, c client.Client, key client.ObjectKey
 		if err != nil && !gone {
 			return "", false, err
 		}
-		ok, res := done(sub, gone)
+		var bp *omv1.Blueprint
+		if !gone {
+			bp = &omv1.Blueprint{}
+			if err := c.Get(ctx, key, bp); err != nil {
+				if !apierrors.IsNotFound(err) {
+					return "", false, err
+				}
+				bp = nil
+			}
+		}
+		ok, res := done(sub, bp, gone)
 		result = res
 		return progressLine(sub, gone), ok, nil
 	})

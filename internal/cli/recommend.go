@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"k8s.io/client-go/dynamic"
 	"text/tabwriter"
 
 	"github.com/blang/semver/v4"
@@ -54,6 +55,14 @@ over is listed with its reason.`,
 			if err != nil {
 				return err
 			}
+			cfg, err := g.restConfig()
+			if err != nil {
+				return err
+			}
+			dyn, err := dynamic.NewForConfig(cfg)
+			if err != nil {
+				return err
+			}
 			kube, err := g.kubeVersion(kubeVersion)
 			if err != nil {
 				return err
@@ -64,7 +73,7 @@ over is listed with its reason.`,
 			}
 			rec, err := resolve.Recommend(resolve.RecommendRequest{Package: rest[0], Channel: channel, KubeVersion: kube,
 				Catalogs: []resolve.CatalogRef{{Name: name, Catalog: cat}}, Installed: installed, From: from,
-				Check: func(b *catalog.Bundle) error { return preflight(ctx, c, cat, b) }})
+				Check: func(b *catalog.Bundle) error { return preflight(ctx, c, dyn, cat, b) }})
 			if err != nil {
 				return err
 			}
@@ -159,7 +168,7 @@ func installedInNamespace(ctx context.Context, c client.Client, ns string, cat *
 }
 
 // preflight runs the CRD preflight of a bundle against the live cluster.
-func preflight(ctx context.Context, c client.Client, cat *catalog.Catalog, b *catalog.Bundle) error {
+func preflight(ctx context.Context, c client.Client, dyn dynamic.Interface, cat *catalog.Catalog, b *catalog.Bundle) error {
 	content, err := cat.Content(b)
 	if errors.Is(err, catalog.ErrNoContent) {
 		return nil // an image-only bundle: nothing to check here
@@ -171,7 +180,7 @@ func preflight(ctx context.Context, c client.Client, cat *catalog.Catalog, b *ca
 		if err != nil {
 			return fmt.Errorf("its CRD %s cannot be installed: %v", u.GetName(), err)
 		}
-		if _, v, err := crdsafety.Preflight(ctx, c, crd); err != nil {
+		if _, v, err := crdsafety.Preflight(ctx, c, dyn, crd); err != nil {
 			return err
 		} else if v != nil {
 			return fmt.Errorf("the CRD preflight refuses it: %v", v)

@@ -148,9 +148,11 @@ func waitBlueprint(ctx context.Context, c client.Client, key client.ObjectKey, c
 		if bp.Status.CurrentCSV == csv && bp.Status.Phase == omv1.BlueprintSucceeded {
 			return line, true, nil
 		}
-		settled := bp.Status.ObservedGeneration >= bp.Generation // the phase is about this change
-		if settled && (bp.Status.Phase == omv1.BlueprintFailed || bp.Status.Phase == omv1.BlueprintBlocked) {
-			return line, false, fmt.Errorf("%s: see `operator-manager history %s`", bp.Status.Phase, key.Name)
+		switch bp.Status.Phase {
+		case omv1.BlueprintFailed, omv1.BlueprintBlocked, omv1.BlueprintRolledBack:
+			if settledForTarget(bp) { // the phase is about this change
+				return line, false, fmt.Errorf("%s: %s: see `operator-manager history %s`", bp.Status.Phase, readyMessage(bp), key.Name)
+			}
 		}
 		return line, false, nil
 	})
@@ -188,4 +190,14 @@ func newApproveCmd(g *globals) *cobra.Command {
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait until the approved version runs, printing progress")
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "how long --wait waits")
 	return cmd
+}
+
+// readyMessage is the reason and message of a Blueprint's Ready condition.
+func readyMessage(bp *omv1.Blueprint) string {
+	for _, c := range bp.Status.Conditions {
+		if c.Type == omv1.ConditionReady {
+			return c.Reason + ": " + c.Message
+		}
+	}
+	return "no Ready condition"
 }

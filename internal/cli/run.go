@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -20,14 +21,24 @@ func newRunCmd(g *globals) *cobra.Command {
 		Short: "Run the controllers (what the in-cluster Deployment runs)",
 		Long: `Run the Subscription, Blueprint, ClusterServiceVersion and CatalogSource controllers
 against the cluster of the kubeconfig (or in-cluster), with /healthz and /readyz probes, a
-Prometheus /metrics endpoint and leader election (on by default in a cluster, off for
-local runs).`,
+Prometheus /metrics endpoint and leader election. In a cluster /metrics is served over
+HTTPS to callers allowed to get /metrics (ClusterRole operator-manager-metrics-reader)
+and leader election is on; local runs serve plain /metrics and run alone.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 			inCluster := g.kubeconfig == "" && os.Getenv("KUBECONFIG") == "" && os.Getenv("KUBERNETES_SERVICE_HOST") != ""
 			if !cmd.Flags().Changed("leader-elect") {
 				opts.LeaderElect = inCluster
+			}
+			if !cmd.Flags().Changed("metrics-secure") {
+				opts.SecureMetrics = inCluster
+			}
+			if opts.MetricsAddr == "" {
+				opts.MetricsAddr = ":8080"
+				if opts.SecureMetrics {
+					opts.MetricsAddr = ":8443"
+				}
 			}
 			if opts.Namespace == "" {
 				opts.Namespace = defaultNamespace(inCluster)
@@ -48,7 +59,9 @@ local runs).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus /metrics endpoint (0 turns it off)")
+	f.StringVar(&opts.MetricsAddr, "metrics-bind-address", "", "address of the Prometheus /metrics endpoint (default :8443 with --metrics-secure, else :8080; 0 turns it off)")
+	f.BoolVar(&opts.SecureMetrics, "metrics-secure", false, "serve /metrics over HTTPS to callers the API server authenticates and authorizes for get on /metrics (default: on in a cluster, off locally)")
+	f.StringVar(&opts.MetricsCertDir, "metrics-cert-dir", "", "directory with tls.crt and tls.key for --metrics-secure (default: a self-signed certificate)")
 	f.StringVar(&opts.ProbeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz probes")
 	f.BoolVar(&opts.LeaderElect, "leader-elect", false, "elect one active manager through a Lease (default: on in a cluster, off locally)")
 	f.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the manager's namespace)")
@@ -56,6 +69,15 @@ local runs).`,
 	f.StringVar(&opts.CatalogDir, "catalog", "", "directory of the default catalog, kept as the CatalogSource \"default\" in the manager's namespace")
 	f.StringSliceVar(&opts.CatalogDirs, "catalog-dirs", nil, "further directories Directory CatalogSources may read (the --catalog directory always may)")
 	f.StringVar(&opts.CacheDir, "cache-dir", defaultCacheDir(), "directory of the bundle cache (bundles by digest, for installs and rollbacks without the catalog)")
+	f.StringVar(&opts.DefaultServiceAccount, "default-service-account", "", "ServiceAccount (of each Subscription's namespace) that installs for Subscriptions naming none; empty: the manager itself. Set it, and unbind the installer ClusterRole, to make every installation act as a tenant's ServiceAccount")
+	f.IntVar(&opts.Workers.Subscription, "subscription-workers", 4, "Subscriptions reconciled at once")
+	f.IntVar(&opts.Workers.Blueprint, "blueprint-workers", 8, "Blueprints reconciled at once")
+	f.IntVar(&opts.Workers.CSV, "csv-workers", 8, "ClusterServiceVersions reconciled at once")
+	f.Float32Var(&opts.QPS, "kube-api-qps", 50, "requests per second the manager may send the API server (client-side limit)")
+	f.IntVar(&opts.Burst, "kube-api-burst", 100, "requests the manager may send the API server in a burst (client-side limit)")
+	f.DurationVar(&opts.LeaseDuration, "leader-election-lease-duration", 15*time.Second, "how long a leader's Lease lasts without renewal: the longest a takeover waits after a crash")
+	f.DurationVar(&opts.RenewDeadline, "leader-election-renew-deadline", 10*time.Second, "how long the leader keeps trying to renew before it steps down")
+	f.DurationVar(&opts.RetryPeriod, "leader-election-retry-period", 2*time.Second, "how often candidates try to acquire or renew the Lease")
 	bindGoFlags(cmd, zapOpts.BindFlags)
 	return cmd
 }

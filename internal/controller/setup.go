@@ -13,27 +13,39 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	runtimemanager "sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/operator-manager/operator-manager/internal/access"
 	"github.com/operator-manager/operator-manager/internal/bundlecache"
+	"github.com/operator-manager/operator-manager/internal/bundles"
 	"github.com/operator-manager/operator-manager/internal/controller/blueprint"
 	"github.com/operator-manager/operator-manager/internal/controller/catalogsource"
 	"github.com/operator-manager/operator-manager/internal/controller/csv"
 	"github.com/operator-manager/operator-manager/internal/controller/subscription"
+	"github.com/operator-manager/operator-manager/internal/identity"
 	"github.com/operator-manager/operator-manager/internal/manager"
+	"github.com/operator-manager/operator-manager/internal/revisionstore"
 )
 
 // EventSource names operator-manager as the reporter of its events.
 const EventSource = "operator-manager"
 
-// All lists what `run` starts. The controllers share one catalog store and one bundle cache.
+// All lists what `run` starts. The controllers share one catalog store, one bundle
+// source (local cache, then the cluster) and one set of installing identities.
 func All() []manager.Setup {
 	return []manager.Setup{setup}
 }
 
 func setup(mgr ctrl.Manager, o manager.Options) error {
 	store := catalogsource.NewStore()
-	cache := &bundlecache.Cache{Dir: o.CacheDir}
+	source := &bundles.Source{
+		Cache: &bundlecache.Cache{Dir: o.CacheDir},
+		// Secrets are read directly: a cached read would watch every Secret of the cluster.
+		Store: &revisionstore.Store{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()},
+	}
+	ids := &identity.Clients{Own: mgr.GetClient(), OwnReader: mgr.GetAPIReader(), Config: mgr.GetConfig(),
+		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()}
 	rec := mgr.GetEventRecorder(EventSource)
 	c := mgr.GetClient()
+	w := o.Workers
 	if err := (&catalogsource.Reconciler{Client: c, Recorder: rec, Store: store, AllowedDirs: o.CatalogDirs, CacheDir: o.CacheDir}).SetupWithManager(mgr); err != nil {
 		return err
 	}
@@ -42,13 +54,17 @@ func setup(mgr ctrl.Manager, o manager.Options) error {
 	if err != nil {
 		return err
 	}
-	if err := (&subscription.Reconciler{Client: c, Recorder: rec, Catalogs: store, DefaultCatalog: defaultCatalog, KubeVersion: kube}).SetupWithManager(mgr); err != nil {
+	if err := (&subscription.Reconciler{Client: c, Recorder: rec, Catalogs: store, DefaultCatalog: defaultCatalog, KubeVersion: kube,
+		Workers: w.Subscription}).SetupWithManager(mgr); err != nil {
 		return err
 	}
-	if err := (&blueprint.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: rec, Cache: cache, Catalogs: store}).SetupWithManager(mgr); err != nil {
+	if err := (&blueprint.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: rec, Bundles: source, Catalogs: store,
+		Identities: ids, Access: access.Checker{Client: c}, DefaultServiceAccount: o.DefaultServiceAccount,
+		Workers: w.Blueprint}).SetupWithManager(mgr); err != nil {
 		return err
 	}
-	if err := (&csv.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: rec, Cache: cache}).SetupWithManager(mgr); err != nil {
+	if err := (&csv.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: rec, Bundles: source, Identities: ids,
+		Workers: w.CSV}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	if o.CatalogDir == "" {

@@ -37,6 +37,54 @@ func waiting(reason string, restarts int32) corev1.ContainerStatus {
 	return corev1.ContainerStatus{Name: "manager", RestartCount: restarts, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: "back-off"}}}
 }
 
+// pulling is a pod of hash whose container manager, of image, waits with reason (an
+// image pull problem or InvalidImageName).
+func pulling(name, hash, image, reason string) corev1.Pod {
+	p := pod(name, hash, corev1.ContainerStatus{Name: "manager", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
+		Reason: reason, Message: `Back-off pulling image "` + image + `"`}}})
+	p.Spec.Containers = []corev1.Container{{Name: "manager", Image: image}}
+	return p
+}
+
+// unscheduled is a pending pod the scheduler found no node for.
+func unscheduled(name, hash string) corev1.Pod {
+	p := pod(name, hash)
+	p.Spec.NodeName = ""
+	p.Status = corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+		Reason: "Unschedulable", Message: "0/1 nodes are available: 1 Insufficient cpu."}}}
+	return p
+}
+
+const forbidden = `pods "op-2-" is forbidden: no PriorityClass with name foo was found`
+
+// rs is a ReplicaSet of hash and revision, failing to create pods with message when it
+// is not empty.
+func rs(name, hash, revision, message string) appsv1.ReplicaSet {
+	r := appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: name,
+		Labels:      map[string]string{appsv1.DefaultDeploymentUniqueLabelKey: hash},
+		Annotations: map[string]string{"deployment.kubernetes.io/revision": revision}}}
+	if message != "" {
+		r.Status.Conditions = []appsv1.ReplicaSetCondition{{Type: appsv1.ReplicaSetReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate", Message: message}}
+	}
+	return r
+}
+
+var (
+	replicaFailureTrue = appsv1.DeploymentCondition{Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate", Message: forbidden}
+	deadlineExceeded   = appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse,
+		Reason: "ProgressDeadlineExceeded", Message: `ReplicaSet "op-2" has timed out progressing.`}
+)
+
+// within and after are a rollout's times inside and past a one minute timeout.
+func within(in Input) Input {
+	in.Started, in.Timeout, in.Now = t0, time.Minute, t0.Add(30*time.Second)
+	return in
+}
+func after(in Input) Input {
+	in.Started, in.Timeout, in.Now = t0, time.Minute, t0.Add(time.Minute)
+	return in
+}
+
 func TestDeployment(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -55,8 +103,6 @@ func TestDeployment(t *testing.T) {
 			Failed, ReasonProgressDeadline, []string{"deployment op exceeded its progress deadline", `ReplicaSet "op-1"`, "pod op-1-a not ready (ContainersNotReady"}},
 		{"crash loop", Input{Deployment: dep(1, 1, 0, 1), Pods: []corev1.Pod{pod("op-1-a", "1", waiting("CrashLoopBackOff", 5))}, Now: t0},
 			Failed, ReasonCrashLoop, []string{"pod op-1-a container manager is CrashLoopBackOff (restarted 5 times)"}},
-		{"image pull", Input{Deployment: dep(1, 1, 0, 1), Pods: []corev1.Pod{pod("op-1-a", "1", waiting("ImagePullBackOff", 0))}, Now: t0},
-			Failed, ReasonCrashLoop, []string{"ImagePullBackOff"}},
 		{"restarts without waiting", Input{Deployment: dep(1, 1, 0, 1), Pods: []corev1.Pod{pod("op-1-a", "1", corev1.ContainerStatus{Name: "manager", RestartCount: 4})}, Now: t0},
 			Failed, ReasonCrashLoop, []string{"restarted 4 times and is not ready"}},
 		{"old template crash ignored", Input{Deployment: dep(1, 1, 0, 2), CurrentHash: "2", Pods: []corev1.Pod{pod("op-1-a", "1", waiting("CrashLoopBackOff", 5))}, Now: t0},
@@ -65,6 +111,85 @@ func TestDeployment(t *testing.T) {
 			Failed, ReasonTimeout, []string{"not available within 1m0s", "1/1 replicas updated, 0 available", "pod op-1-a not ready"}},
 		{"available just at timeout", Input{Deployment: dep(1, 1, 1, 1, availableTrue), Started: t0, Timeout: time.Minute, Now: t0.Add(2 * time.Minute)},
 			Healthy, ReasonAvailable, nil},
+
+		// Image pull problems heal when the registry does: waited on, named, and named
+		// again when the timeout fails the rollout.
+		{"image pull back-off within gate", within(Input{Deployment: dep(1, 1, 0, 1), Pods: []corev1.Pod{pulling("op-1-a", "1", "quay.io/x/y:1.0", "ImagePullBackOff")}}),
+			Progressing, ReasonImagePullBackOff, []string{`deployment op: pod op-1-a container manager: ImagePullBackOff: image "quay.io/x/y:1.0": Back-off pulling image "quay.io/x/y:1.0"`}},
+		{"err image pull within gate", within(Input{Deployment: dep(1, 1, 0, 1), Pods: []corev1.Pod{pulling("op-1-a", "1", "quay.io/x/y:1.0", "ErrImagePull")}}),
+			Progressing, ReasonImagePullBackOff, []string{`pod op-1-a container manager: ErrImagePull: image "quay.io/x/y:1.0"`}},
+		{"image pull without timeout", Input{Deployment: dep(1, 1, 0, 1), Pods: []corev1.Pod{pulling("op-1-a", "1", "quay.io/x/y:1.0", "ImagePullBackOff")}, Now: t0},
+			Progressing, ReasonImagePullBackOff, []string{`image "quay.io/x/y:1.0"`}},
+		{"image from container status", within(Input{Deployment: dep(1, 1, 0, 1), Pods: []corev1.Pod{func() corev1.Pod {
+			p := pulling("op-1-a", "1", "quay.io/x/y:1.0", "ImagePullBackOff")
+			p.Spec.Containers = nil
+			p.Status.ContainerStatuses[0].Image = "quay.io/x/z:2.0"
+			return p
+		}()}}), Progressing, ReasonImagePullBackOff, []string{`image "quay.io/x/z:2.0"`}},
+		{"init container image pull", within(Input{Deployment: dep(1, 1, 0, 1), Pods: []corev1.Pod{func() corev1.Pod {
+			p := pulling("op-1-a", "1", "quay.io/x/y:1.0", "ImagePullBackOff")
+			p.Spec.InitContainers, p.Spec.Containers = p.Spec.Containers, nil
+			p.Status.InitContainerStatuses, p.Status.ContainerStatuses = p.Status.ContainerStatuses, nil
+			return p
+		}()}}), Progressing, ReasonImagePullBackOff, []string{`container manager: ImagePullBackOff: image "quay.io/x/y:1.0"`}},
+		{"image pull after timeout", after(Input{Deployment: dep(1, 1, 0, 1), Pods: []corev1.Pod{pulling("op-1-a", "1", "quay.io/x/y:1.0", "ImagePullBackOff")}}),
+			Failed, ReasonTimeout, []string{"deployment op not available within 1m0s", `pod op-1-a container manager: ImagePullBackOff: image "quay.io/x/y:1.0": Back-off pulling`, "!no pod problems seen"}},
+		{"old template image pull ignored", within(Input{Deployment: dep(1, 1, 0, 2), CurrentHash: "2", Pods: []corev1.Pod{pulling("op-1-a", "1", "quay.io/x/y:1.0", "ImagePullBackOff")}}),
+			Progressing, ReasonRollingOut, nil},
+		{"invalid image name fails at once", within(Input{Deployment: dep(1, 1, 0, 1), Pods: []corev1.Pod{pulling("op-1-a", "1", "quay.io/x/y::1.0", "InvalidImageName")}}),
+			Failed, ReasonCrashLoop, []string{"pod op-1-a container manager is InvalidImageName"}},
+		{"crash loop beats image pull", within(Input{Deployment: dep(2, 2, 0, 2), Pods: []corev1.Pod{pulling("op-1-a", "1", "quay.io/x/y:1.0", "ImagePullBackOff"), pod("op-1-b", "1", waiting("CrashLoopBackOff", 5))}}),
+			Failed, ReasonCrashLoop, []string{"pod op-1-b container manager is CrashLoopBackOff"}},
+		{"available despite a pulling surge pod", Input{Deployment: dep(1, 1, 1, 1, availableTrue), Pods: []corev1.Pod{pulling("op-1-a", "1", "quay.io/x/y:1.0", "ImagePullBackOff")}, Now: t0},
+			Healthy, ReasonAvailable, nil},
+
+		// A ReplicaSet that cannot create pods leaves no pod to show a problem: its
+		// condition says why.
+		{"replica set failed create within gate", within(Input{Deployment: dep(1, 0, 0, 0), ReplicaSets: []appsv1.ReplicaSet{rs("op-2", "2", "2", forbidden)}}),
+			Progressing, ReasonReplicaFailure, []string{"deployment op: replica set op-2 cannot create pods: FailedCreate: " + forbidden}},
+		{"replica set failed create after timeout", after(Input{Deployment: dep(1, 0, 0, 0), ReplicaSets: []appsv1.ReplicaSet{rs("op-2", "2", "2", forbidden)}}),
+			Failed, ReasonTimeout, []string{"deployment op not available within 1m0s: 0/1 replicas updated, 0 available",
+				"replica set op-2 cannot create pods: FailedCreate: " + forbidden, "no pods exist for 1 wanted replicas", "!no pod problems seen"}},
+		{"newest replica set by revision", within(Input{Deployment: dep(1, 0, 0, 0), ReplicaSets: []appsv1.ReplicaSet{
+			rs("op-9", "9", "9", "old failure"), rs("op-10", "10", "10", forbidden), rs("op-1", "1", "1", "older failure")}}),
+			Progressing, ReasonReplicaFailure, []string{"replica set op-10 cannot create pods", "!old"}},
+		{"newest replica set by hash", within(Input{Deployment: dep(1, 0, 0, 0), CurrentHash: "1", ReplicaSets: []appsv1.ReplicaSet{
+			rs("op-2", "2", "2", "other failure"), rs("op-1", "1", "1", forbidden)}}),
+			Progressing, ReasonReplicaFailure, []string{"replica set op-1 cannot create pods: FailedCreate: " + forbidden}},
+		{"old replica set failure ignored", within(Input{Deployment: dep(1, 0, 0, 1), CurrentHash: "2", ReplicaSets: []appsv1.ReplicaSet{
+			rs("op-1", "1", "1", forbidden), rs("op-2", "2", "2", "")}}),
+			Progressing, ReasonRollingOut, nil},
+		{"deployment replica failure", within(Input{Deployment: dep(1, 0, 0, 0, replicaFailureTrue)}),
+			Progressing, ReasonReplicaFailure, []string{"deployment op: cannot create pods: FailedCreate: " + forbidden}},
+		{"replica set failure named over the deployment's", within(Input{Deployment: dep(1, 0, 0, 0, replicaFailureTrue), ReplicaSets: []appsv1.ReplicaSet{rs("op-2", "2", "2", forbidden)}}),
+			Progressing, ReasonReplicaFailure, []string{"replica set op-2 cannot create pods"}},
+		{"image pull named before replica failure", within(Input{Deployment: dep(2, 1, 0, 1), ReplicaSets: []appsv1.ReplicaSet{rs("op-2", "2", "2", forbidden)},
+			Pods: []corev1.Pod{pulling("op-2-a", "2", "quay.io/x/y:1.0", "ImagePullBackOff")}}),
+			Progressing, ReasonImagePullBackOff, []string{`image "quay.io/x/y:1.0"`}},
+		{"available despite a replica failure", Input{Deployment: dep(1, 1, 1, 1, availableTrue), ReplicaSets: []appsv1.ReplicaSet{rs("op-2", "2", "2", forbidden)}, Now: t0},
+			Healthy, ReasonAvailable, nil},
+
+		// No pods at all is a problem to name, not "no pod problems".
+		{"no pods within gate", within(Input{Deployment: dep(2, 0, 0, 0)}), Progressing, ReasonRollingOut, []string{"0/2 replicas updated"}},
+		{"no pods after timeout", after(Input{Deployment: dep(2, 0, 0, 0)}),
+			Failed, ReasonTimeout, []string{"no pods exist for 2 wanted replicas", "!no pod problems seen"}},
+		{"only terminating pods after timeout", after(Input{Deployment: dep(1, 0, 0, 0), Pods: []corev1.Pod{func() corev1.Pod {
+			p := pod("op-1-a", "1")
+			p.DeletionTimestamp = &metav1.Time{Time: t0}
+			return p
+		}()}}), Failed, ReasonTimeout, []string{"no pods exist for 1 wanted replicas", "!op-1-a"}},
+		{"scaled to zero", Input{Deployment: dep(0, 0, 0, 0, availableTrue), Now: t0}, Healthy, ReasonAvailable, nil},
+		{"unscheduled after timeout", after(Input{Deployment: dep(1, 1, 0, 1), Pods: []corev1.Pod{unscheduled("op-1-a", "1")}}),
+			Failed, ReasonTimeout, []string{"pod op-1-a not scheduled (Unschedulable: 0/1 nodes are available: 1 Insufficient cpu.)"}},
+		{"pod problems bounded", after(Input{Deployment: dep(4, 4, 0, 4), Pods: []corev1.Pod{pod("op-1-d", "1"), pod("op-1-c", "1"), pod("op-1-b", "1"), pod("op-1-a", "1")}}),
+			Failed, ReasonTimeout, []string{"pod op-1-a not ready", "pod op-1-c not ready", "!op-1-d"}},
+
+		// The deployment controller's deadline stays fatal, with what is known of why.
+		{"progress deadline with replica set failure", Input{Deployment: dep(1, 0, 0, 0, deadlineExceeded), ReplicaSets: []appsv1.ReplicaSet{rs("op-2", "2", "2", forbidden)}, Now: t0},
+			Failed, ReasonProgressDeadline, []string{"deployment op exceeded its progress deadline", `ReplicaSet "op-2" has timed out`,
+				"replica set op-2 cannot create pods: FailedCreate: " + forbidden, "no pods exist for 1 wanted replicas"}},
+		{"progress deadline with image pull", Input{Deployment: dep(1, 1, 0, 1, deadlineExceeded), Pods: []corev1.Pod{pulling("op-2-a", "2", "quay.io/x/y:1.0", "ErrImagePull")}, Now: t0},
+			Failed, ReasonProgressDeadline, []string{`pod op-2-a container manager: ErrImagePull: image "quay.io/x/y:1.0"`}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -72,12 +197,36 @@ func TestDeployment(t *testing.T) {
 			if v.State != tc.state || v.Reason != tc.reason {
 				t.Fatalf("got %s/%s (%s), want %s/%s", v.State, v.Reason, v.Message, tc.state, tc.reason)
 			}
+			// A "!" before a text means that the message must not contain it.
 			for _, m := range tc.msg {
-				if !strings.Contains(v.Message, m) {
+				if absent, ok := strings.CutPrefix(m, "!"); ok {
+					if strings.Contains(v.Message, absent) {
+						t.Errorf("message has %q: %s", absent, v.Message)
+					}
+				} else if !strings.Contains(v.Message, m) {
 					t.Errorf("message lacks %q: %s", m, v.Message)
 				}
 			}
 		})
+	}
+}
+
+// TestTimeoutMessageOrder checks that the timeout names the most specific problem first:
+// an image pull, then a replica failure, then pods not scheduled, then pods not ready.
+func TestTimeoutMessageOrder(t *testing.T) {
+	v := Deployment(after(Input{Deployment: dep(3, 2, 0, 2), CurrentHash: "2",
+		ReplicaSets: []appsv1.ReplicaSet{rs("op-2", "2", "2", forbidden)},
+		Pods:        []corev1.Pod{pod("op-2-a", "2"), unscheduled("op-2-b", "2"), pulling("op-2-c", "2", "quay.io/x/y:1.0", "ImagePullBackOff")}}))
+	if v.State != Failed || v.Reason != ReasonTimeout {
+		t.Fatalf("got %s/%s (%s), want %s/%s", v.State, v.Reason, v.Message, Failed, ReasonTimeout)
+	}
+	last := -1
+	for _, m := range []string{`ImagePullBackOff: image "quay.io/x/y:1.0"`, "replica set op-2 cannot create pods", "pod op-2-b not scheduled", "pod op-2-a not ready"} {
+		i := strings.Index(v.Message, m)
+		if i <= last {
+			t.Errorf("%q missing or out of order in: %s", m, v.Message)
+		}
+		last = i
 	}
 }
 

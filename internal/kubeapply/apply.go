@@ -17,18 +17,24 @@ import (
 // Apply server-side applies obj (typed with TypeMeta set, or unstructured), taking
 // ownership of conflicting fields: the manager is the source of truth for what it applies.
 func Apply(ctx context.Context, c client.Client, obj client.Object) error {
+	_, err := ApplyAndGet(ctx, c, obj)
+	return err
+}
+
+// ApplyAndGet is Apply returning the object as the API server stored it.
+func ApplyAndGet(ctx context.Context, c client.Client, obj client.Object) (*unstructured.Unstructured, error) {
 	u, err := ToUnstructured(obj)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	u.SetManagedFields(nil)
 	u.SetResourceVersion("")
 	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
 	unstructured.RemoveNestedField(u.Object, "status")
 	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(config.FieldOwner), client.ForceOwnership); err != nil {
-		return fmt.Errorf("applying %s %s: %w", u.GetKind(), describe(u), err)
+		return nil, fmt.Errorf("applying %s %s %s: %w", u.GetAPIVersion(), u.GetKind(), describe(u), err)
 	}
-	return nil
+	return u, nil
 }
 
 // ToUnstructured converts a typed object; it must carry its apiVersion and kind.

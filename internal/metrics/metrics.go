@@ -44,6 +44,26 @@ var (
 		Help: "Version changes refused by the CRD preflight, by package.",
 	}, []string{"package"})
 
+	// Healthy is 1 while the version a Subscription runs is healthy, 0 while it is not
+	// (after its health gate: live health).
+	Healthy = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "operator_manager_healthy",
+		Help: "1 while the operator version a Blueprint runs is healthy, 0 while it is not.",
+	}, []string{"namespace", "blueprint", "package"})
+
+	// HealthChanges counts changes of live health after the health gate, by direction.
+	HealthChanges = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "operator_manager_health_changes_total",
+		Help: "Changes of an installed operator's live health (to healthy or unhealthy), by package.",
+	}, []string{"package", "to"})
+
+	// DriftRepairs counts objects of an installation put back after someone changed or
+	// deleted them.
+	DriftRepairs = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "operator_manager_drift_repairs_total",
+		Help: "Objects of an installation restored after being changed or deleted by hand, by package and kind.",
+	}, []string{"package", "kind"})
+
 	// CatalogBundles is the number of bundles each CatalogSource holds.
 	CatalogBundles = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "operator_manager_catalog_bundles",
@@ -52,5 +72,5 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(Installs, InstallFailures, Installed, Upgrades, Rollbacks, Blocked, CatalogBundles)
+	ctrlmetrics.Registry.MustRegister(Installs, InstallFailures, Installed, Upgrades, Rollbacks, Blocked, CatalogBundles, Healthy, HealthChanges, DriftRepairs)
 }

@@ -11,6 +11,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 )
@@ -110,8 +111,12 @@ func Render(in Input) (*Objects, error) {
 
 	for _, o := range in.Others {
 		o = o.DeepCopy()
-		if o.GetNamespace() == "" && namespaced(o) {
+		// As OLM places them: a namespaced object of a bundle goes to the installation's
+		// namespace whatever namespace its manifest names (bundles are written for one).
+		if namespaced(o) {
 			o.SetNamespace(in.Namespace)
+		} else {
+			o.SetNamespace("")
 		}
 		o.SetLabels(mergeMaps(o.GetLabels(), labels))
 		o.SetAnnotations(mergeMaps(o.GetAnnotations(), map[string]string{AnnotationOwner: in.Namespace + "/" + in.CSVName}))
@@ -256,6 +261,34 @@ func uniq(s []string) []string {
 			seen[v] = true
 			out = append(out, v)
 		}
+	}
+	return out
+}
+
+// InApplyOrder lists the objects in the order they are applied: identities and
+// permissions first, the bundle's other objects next, Deployments (which use them) last.
+func (o *Objects) InApplyOrder() []client.Object {
+	var out []client.Object
+	for _, x := range o.ServiceAccounts {
+		out = append(out, x)
+	}
+	for _, x := range o.Roles {
+		out = append(out, x)
+	}
+	for _, x := range o.RoleBindings {
+		out = append(out, x)
+	}
+	for _, x := range o.ClusterRoles {
+		out = append(out, x)
+	}
+	for _, x := range o.ClusterRoleBindings {
+		out = append(out, x)
+	}
+	for _, x := range o.Others {
+		out = append(out, x)
+	}
+	for _, x := range o.Deployments {
+		out = append(out, x)
 	}
 	return out
 }

@@ -134,6 +134,10 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 		// Loopback may not be advertised in the kubernetes Service endpoints; nothing here
 		// reaches the API server through that Service.
 		"--endpoint-reconciler-type=none",
+		// On SIGTERM, finish the requests in flight, then give long-running ones (watches) 2s
+		// instead of --request-timeout (60s): Stop and RestartAPIServer take seconds, not a
+		// minute, and clients see the restart at once and reconnect.
+		"--shutdown-send-retry-after=true",
 		"--cert-dir="+filepath.Join(e.Dir, "pki")); err != nil {
 		return nil, err
 	}

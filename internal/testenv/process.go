@@ -17,17 +17,28 @@ type process struct {
 	Name string `json:"name"`
 	PID  int    `json:"pid"`
 	Log  string `json:"log"`
-	cmd  *exec.Cmd
-	done chan struct{}
-	err  error
+	// Bin, Args and Detached are how it was started, so it can be started again the same
+	// way (RestartAPIServer). State files written before they existed lack them.
+	Bin      string   `json:"bin,omitempty"`
+	Args     []string `json:"args,omitempty"`
+	Detached bool     `json:"detached,omitempty"`
+	cmd      *exec.Cmd
+	done     chan struct{}
+	err      error
 }
 
 // startProcess starts a component in its own process group. Attached processes also get
 // SIGKILL when the starting process dies (Pdeathsig), so a test binary that panics or is
 // killed leaves nothing behind; detached ones (for `dev up`) outlive the CLI.
 func startProcess(dir, name, bin string, detached bool, args ...string) (*process, error) {
+	return spawn(dir, name, bin, detached, os.O_TRUNC, args...)
+}
+
+// spawn starts the process; logFlag is os.O_TRUNC for a new log or os.O_APPEND to keep
+// the log of an earlier run of the same component.
+func spawn(dir, name, bin string, detached bool, logFlag int, args ...string) (*process, error) {
 	logPath := filepath.Join(dir, name+".log")
-	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|logFlag, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +55,8 @@ func startProcess(dir, name, bin string, detached bool, args ...string) (*proces
 		logFile.Close()
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	p := &process{Name: name, PID: cmd.Process.Pid, Log: logPath, cmd: cmd, done: make(chan struct{})}
+	p := &process{Name: name, PID: cmd.Process.Pid, Log: logPath, Bin: bin, Args: append([]string(nil), args...), Detached: detached,
+		cmd: cmd, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		logFile.Close()

@@ -326,7 +326,10 @@ spec: {startingCSV: cache-operator.1.1.0, catalog: samples, health: {timeout: 15
 	}
 
 	setStartingCSV(t, ns, "cache", "cache-operator.1.3.0")
-	eventually(t, 2*time.Minute, "rollback under way", func() bool {
+	// A rollback on the local cluster takes about a second: look often, so the kill lands
+	// inside it. (The crash-point test kills the manager after every single write of a
+	// rollback; this one is the plain "killed mid-rollback" case.)
+	eventuallyEvery(t, 2*time.Minute, 5*time.Millisecond, "rollback under way", func() bool {
 		return getBlueprint(t, ns, "cache").Status.Phase == omv1.BlueprintRollingBack
 	}, describeSub(t, ns, "cache"))
 	killManager(t)

@@ -26,9 +26,17 @@ var (
 	k8s        client.Client
 	managerBin string
 	work       string
-	mgr        *exec.Cmd
+	mgr        *managerProcess
 	sampleDir  string
+	// managerKubeconfig holds only a token of the manager's own ServiceAccount, bound to
+	// config/rbac exactly as shipped: every test runs the manager as itself, never as
+	// the cluster administrator.
+	managerKubeconfig string
 )
+
+// managerNamespace is where the manager keeps its own objects (the default
+// CatalogSource, its Lease), as in a cluster deployed from config/default.
+const managerNamespace = config.ManagerNamespace
 
 func TestMain(m *testing.M) {
 	os.Exit(testenv.Main(m, testenv.Full, &env, setup))
@@ -56,18 +64,49 @@ func setup(e *testenv.Env) error {
 	if k8s, err = client.New(e.Config, client.Options{Scheme: scheme.Scheme}); err != nil {
 		return err
 	}
+	if managerKubeconfig, err = e.ManagerKubeconfig(context.Background()); err != nil {
+		return fmt.Errorf("giving the manager its own identity: %w", err)
+	}
 	return startManager()
 }
 
-// startManager runs `operator-manager run` against the cluster, as `dev up` does.
+// startManager runs `operator-manager run` against the cluster, as `dev up` does: as the
+// manager's ServiceAccount, with the RBAC config/rbac ships.
 func startManager() error {
-	ports, err := testenv.FreePorts(2)
+	p, err := launchManager("manager", nil, nil)
 	if err != nil {
 		return err
 	}
-	logFile, err := os.OpenFile(filepath.Join(work, "manager.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	mgr, metricsAddr = p, p.metrics
+	return nil
+}
+
+// managerProcess is one running manager.
+type managerProcess struct {
+	cmd     *exec.Cmd
+	metrics string
+	log     string
+	done    chan struct{} // closed when the process has exited
+	exit    int           // its exit code, once done
+}
+
+// kill ends the process abruptly (SIGKILL), as a crash or node loss would, and waits.
+func (p *managerProcess) kill() {
+	_ = p.cmd.Process.Kill()
+	<-p.done
+}
+
+// launchManager starts a manager process writing to <work>/<name>.log, with extra flags
+// and environment (a crash point, leader election, a default service account).
+func launchManager(name string, extraArgs, extraEnv []string) (*managerProcess, error) {
+	ports, err := testenv.FreePorts(2)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	logPath := filepath.Join(work, name+".log")
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
 	}
 	// The default catalog is the community catalog when present, so the seed's Subscription
 	// works exactly as written; tests of the project's samples name their CatalogSource.
@@ -75,15 +114,26 @@ func startManager() error {
 	if dir := communityDir(); dir != "" {
 		defaultCatalog = dir
 	}
-	args := []string{"run", "--kubeconfig=" + env.Kubeconfig, "--catalog=" + defaultCatalog, "--catalog-dirs=" + sampleDir,
-		"--cache-dir=" + filepath.Join(work, "bundles"), "--manager-namespace=default", "--catalog-dirs=" + filepath.Join(work, "catalogs"),
+	args := []string{"run", "--kubeconfig=" + managerKubeconfig, "--catalog=" + defaultCatalog, "--catalog-dirs=" + sampleDir,
+		"--cache-dir=" + filepath.Join(work, "bundles"), "--manager-namespace=" + managerNamespace, "--catalog-dirs=" + filepath.Join(work, "catalogs"),
 		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(ports[0]), "--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(ports[1]),
 		"--leader-elect=false"}
-	mgr = exec.Command(managerBin, args...)
-	mgr.Stdout, mgr.Stderr = logFile, logFile
-	mgr.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	metricsAddr = "127.0.0.1:" + strconv.Itoa(ports[0])
-	return mgr.Start()
+	cmd := exec.Command(managerBin, append(args, extraArgs...)...)
+	cmd.Env = append(os.Environ(), extraEnv...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, err
+	}
+	p := &managerProcess{cmd: cmd, metrics: "127.0.0.1:" + strconv.Itoa(ports[0]), log: logPath, done: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait()
+		p.exit = cmd.ProcessState.ExitCode()
+		logFile.Close()
+		close(p.done)
+	}()
+	return p, nil
 }
 
 var metricsAddr string
@@ -91,10 +141,7 @@ var metricsAddr string
 // killManager ends the manager abruptly (SIGKILL), as a crash or node loss would.
 func killManager(t *testing.T) {
 	t.Helper()
-	if err := mgr.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	_ = mgr.Wait()
+	mgr.kill()
 }
 
 // communityDir is the shared community catalog, or "" when it is absent.
@@ -120,11 +167,17 @@ func managerLog() string {
 // eventually polls cond until it holds or the timeout passes, then fails with describe().
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool, describe func() string) {
 	t.Helper()
+	eventuallyEvery(t, timeout, 250*time.Millisecond, what, cond, describe)
+}
+
+// eventuallyEvery is eventually, looking every interval.
+func eventuallyEvery(t *testing.T, timeout, interval time.Duration, what string, cond func() bool, describe func() string) {
+	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: not reached within %s\n%s\n--- manager log (end) ---\n%s", what, timeout, describe(), managerLog())
 		}
-		time.Sleep(250 * time.Millisecond)
+		time.Sleep(interval)
 	}
 }

@@ -1,7 +1,9 @@
 // Package blueprint reconciles Blueprints: it carries a version change out. It fetches the
-// bundle through the local cache, applies its CRDs (converted and repaired, never
-// deleted), creates the CSV, follows the CSV to an outcome, retires older CSVs once the
-// new one is Succeeded, and records each revision.
+// bundle (local cache, the copy stored in the cluster, or the catalog), checks that the
+// installing identity may make every write, applies its CRDs (converted, repaired, checked
+// by the preflight, never deleted), asks the CSV to carry the revision out, follows it to
+// an outcome within the revision's deadline, retires older CSVs once the new one is
+// Succeeded, records each revision, and keeps reporting the live health of what runs.
 package blueprint
 
 import (
@@ -12,35 +14,60 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
-	"github.com/operator-manager/operator-manager/internal/bundlecache"
+	"github.com/operator-manager/operator-manager/internal/access"
+	"github.com/operator-manager/operator-manager/internal/bundles"
 	"github.com/operator-manager/operator-manager/internal/controller/catalogsource"
 	"github.com/operator-manager/operator-manager/internal/controller/finalizer"
+	"github.com/operator-manager/operator-manager/internal/identity"
 )
+
+// DefaultHealthTimeout is a revision's deadline when the Subscription sets none.
+const DefaultHealthTimeout = 5 * time.Minute
 
 // Reconciler carries Blueprints out.
 type Reconciler struct {
 	Client    client.Client
 	APIReader client.Reader
 	Recorder  events.EventRecorder
-	Cache     *bundlecache.Cache
-	Catalogs  *catalogsource.Store
-	Clock     clock.PassiveClock
+	// Bundles finds a revision's bundle: local cache, the copy in the cluster, the catalog.
+	Bundles  *bundles.Source
+	Catalogs *catalogsource.Store
+	// Identities hands out the client of an installation's identity.
+	Identities *identity.Clients
+	// Access asks the API server what an identity may do.
+	Access access.Checker
+	// DefaultServiceAccount is used for Subscriptions that name none (--default-service-account).
+	DefaultServiceAccount string
+	Clock                 clock.PassiveClock
+	// Workers is the number of Blueprints reconciled at once.
+	Workers int
+
+	contents contentCache
+	checked  preflightCache
 }
 
 // +kubebuilder:rbac:groups=operators.coreos.com.operator-manager.domain,resources=blueprints,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=operators.coreos.com.operator-manager.domain,resources=blueprints/status;blueprints/finalizers,verbs=get;update;patch
-// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;delete
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=impersonate
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews;selfsubjectaccessreviews,verbs=create
 
-// SetupWithManager registers the controller; it owns the CSVs it creates.
+// SetupWithManager registers the controller. It owns the CSVs it creates, and looks again
+// when its Subscription changes (health timeout, service account), which the CSV must hear.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
@@ -48,6 +75,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&omv1.Blueprint{}).
 		Owns(&omv1alpha1.ClusterServiceVersion{}).
+		Watches(&omv1.Subscription{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+			return []reconcile.Request{{NamespacedName: client.ObjectKeyFromObject(o)}}
+		})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.Workers)}).
 		Named("blueprint").
 		Complete(r)
 }
@@ -56,14 +87,16 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 type scope struct {
 	bp     *omv1.Blueprint
 	sub    *omv1.Subscription // nil when the Blueprint has no Subscription (made by hand)
+	id     identity.Identity  // who installs
 	work   *omv1.Revision     // the revision being carried out
 	now    time.Time
 	result ctrl.Result
 }
 
 // Reconcile plans the next step from the spec and the history (Plan), carries a pending
-// revision out or settles, prunes the history, and patches the status once at the end.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
+// revision out or settles, prunes the history, and patches the status once at the end,
+// with an optimistic lock: the history is the state machine's state.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
 	bp := &omv1.Blueprint{}
 	if err := r.Client.Get(ctx, req.NamespacedName, bp); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -79,7 +112,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		if equality.Semantic.DeepEqual(orig.Status, bp.Status) {
 			return
 		}
-		if err := r.Client.Status().Patch(ctx, bp, client.MergeFrom(orig)); err != nil && retErr == nil {
+		err := r.Client.Status().Patch(ctx, bp, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+		switch {
+		case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
+			// Someone wrote first: decide again from what they wrote.
+			result, retErr = ctrl.Result{RequeueAfter: time.Second}, nil
+		case err != nil && retErr == nil:
 			retErr = fmt.Errorf("patching status of Blueprint %s: %w", req, err)
 		}
 	}()
@@ -92,6 +130,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 			return ctrl.Result{}, err
 		}
 	}
+	named := ""
+	if s.sub != nil {
+		named = s.sub.Spec.ServiceAccountName
+	}
+	s.id = identity.Effective(bp.Namespace, named, r.DefaultServiceAccount)
 	d := Plan(bp, policyOf(s.sub))
 	if d.Open != nil {
 		r.open(s, d.Open)
@@ -105,10 +148,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		err = r.settle(ctx, s, d.Settled)
 	}
 	if err != nil {
-		setReady(bp, metav1.ConditionFalse, "ReconcileError", err.Error())
+		if !apierrors.IsConflict(err) {
+			setCondition(bp, omv1.ConditionReady, metav1.ConditionFalse, "ReconcileError", err.Error())
+		}
 		return ctrl.Result{}, err
 	}
-	if err := r.prune(s); err != nil {
+	if err := r.prune(ctx, s); err != nil {
 		return ctrl.Result{}, err
 	}
 	bp.Status.ObservedGeneration = bp.Generation
@@ -131,10 +176,26 @@ func policyOf(sub *omv1.Subscription) Policy {
 	return p
 }
 
+// healthTimeout is the deadline of a revision: the Subscription's health timeout.
+func healthTimeout(sub *omv1.Subscription) time.Duration {
+	if sub != nil && sub.Spec.Health != nil && sub.Spec.Health.Timeout != nil && sub.Spec.Health.Timeout.Duration > 0 {
+		return sub.Spec.Health.Timeout.Duration
+	}
+	return DefaultHealthTimeout
+}
+
 func (r *Reconciler) event(bp *omv1.Blueprint, warning bool, reason, format string, args ...any) {
 	typ := corev1.EventTypeNormal
 	if warning {
 		typ = corev1.EventTypeWarning
 	}
 	r.Recorder.Eventf(bp, nil, typ, reason, "VersionChange", format, args...)
+}
+
+// conditionMessage is a condition's message, or "".
+func conditionMessage(bp *omv1.Blueprint, typ string) string {
+	if c := meta.FindStatusCondition(bp.Status.Conditions, typ); c != nil {
+		return c.Message
+	}
+	return ""
 }

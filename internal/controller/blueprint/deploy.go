@@ -5,13 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/blang/semver/v4"
-	"sort"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/blang/semver/v4"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -20,10 +19,8 @@ import (
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
-	"github.com/operator-manager/operator-manager/internal/bundlecache"
+	"github.com/operator-manager/operator-manager/internal/bundles"
 	"github.com/operator-manager/operator-manager/internal/catalog"
-	"github.com/operator-manager/operator-manager/internal/crdrepair"
-	"github.com/operator-manager/operator-manager/internal/crdsafety"
 	"github.com/operator-manager/operator-manager/internal/kubeapply"
 )
 
@@ -34,22 +31,147 @@ const (
 	ReasonWaitingForCRDs    = "WaitingForCRDs"
 )
 
-// bundleFiles reads the target bundle from the local cache, or from its catalog into the
-// cache first, so that any version installed once can be installed again offline.
-func (r *Reconciler) bundleFiles(bp *omv1.Blueprint, csvName, digest string) ([]catalog.File, error) {
-	if digest != "" {
-		files, err := r.Cache.Get(digest)
-		if err == nil {
-			return files, nil
-		}
-		if !errors.Is(err, bundlecache.ErrNotCached) {
-			return nil, err
-		}
+// carryOut moves the pending revision on, within its deadline. Until the revision's CSV
+// carries it, the steps run in order: the bundle, the access check of the installing
+// identity, the CRDs (preflight, apply, Established), freezing the running version, and the
+// CSV itself; from then on the CSV's phase is followed to the revision's outcome.
+func (r *Reconciler) carryOut(ctx context.Context, s *scope) error {
+	w := s.work
+	live := &omv1alpha1.ClusterServiceVersion{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: s.bp.Namespace, Name: w.CSVName}, live)
+	if client.IgnoreNotFound(err) != nil {
+		return err
 	}
+	exists := err == nil
+	if w.StartTime != nil {
+		timeout := healthTimeout(s.sub)
+		deadline := w.StartTime.Add(timeout + deadlineGrace(timeout))
+		if !s.now.Before(deadline) {
+			r.missedDeadline(s, timeout, live, exists)
+			return nil
+		}
+		// Nothing waits forever: the deadline is looked at even when no event comes.
+		s.result = ctrl.Result{RequeueAfter: deadline.Sub(s.now) + 100*time.Millisecond}
+	}
+	r.progress(s, string(w.Trigger), fmt.Sprintf("revision %d: %s %s", w.Revision, strings.ToLower(string(w.Trigger)), w.CSVName))
+	if exists && r.carries(s, live) {
+		return r.follow(ctx, s, live)
+	}
+	content, err := r.content(ctx, s)
+	if err != nil || content == nil {
+		return err
+	}
+	plan, stop, err := r.planCRDs(ctx, s, content)
+	if stop || err != nil {
+		return err
+	}
+	if stop, err := r.checkAccess(ctx, s, content, plan); stop || err != nil {
+		return err
+	}
+	repairs, stop, err := r.applyCRDs(ctx, s, content, plan)
+	if err != nil || stop {
+		return err
+	}
+	// Only now, past the checks, does the running version stop applying its objects: a
+	// blocked change leaves the cluster exactly as it was.
+	if err := r.freezeOthers(ctx, s, w.CSVName); err != nil {
+		return err
+	}
+	applied, err := r.applyCSV(ctx, s, content, repairs)
+	if err != nil {
+		return err
+	}
+	return r.follow(ctx, s, applied)
+}
+
+// deadlineGrace is how long after the health timeout a revision's deadline falls: the CSV
+// judges its own health gate with the same timeout, from a moment later, and its verdict
+// (naming the Deployment and the pods' problem) is the better message. The deadline is
+// the backstop for everything else: a bundle never found, requirements never met, an
+// apply the API server keeps refusing.
+func deadlineGrace(timeout time.Duration) time.Duration {
+	return min(max(timeout/10, 5*time.Second), 30*time.Second)
+}
+
+// missedDeadline fails a revision that reached no outcome in time, naming what it waited
+// for: the CSV's own state once it runs (a health gate that did not pass is a failed
+// health check), or the step it was at.
+func (r *Reconciler) missedDeadline(s *scope, timeout time.Duration, csv *omv1alpha1.ClusterServiceVersion, exists bool) {
+	w := s.work
+	if exists && csv.Status.Revision == w.Revision && csv.Status.Phase == omv1alpha1.CSVInstalling {
+		r.fail(s, omv1.ReasonHealthCheckFailed, fmt.Sprintf("%s did not become healthy within %s: %s", w.CSVName, timeout, csv.Status.Message))
+		return
+	}
+	last := conditionMessage(s.bp, omv1.ConditionProgressing)
+	if exists && csv.Status.Revision == w.Revision {
+		last = fmt.Sprintf("%s is %s: %s", csv.Name, phaseOrNew(csv.Status.Phase), csv.Status.Message)
+	}
+	if last == "" {
+		last = "nothing started"
+	}
+	r.fail(s, omv1.ReasonDeadlineExceeded, fmt.Sprintf("revision %d (%s) reached no outcome within its deadline of %s; it was waiting for: %s",
+		w.Revision, w.CSVName, timeout, last))
+}
+
+// carries reports whether the CSV was already asked to carry out this revision, as this
+// identity and with this deadline: then only its outcome is awaited.
+func (r *Reconciler) carries(s *scope, csv *omv1alpha1.ClusterServiceVersion) bool {
+	a := csv.Annotations
+	return csv.DeletionTimestamp.IsZero() &&
+		a[omv1.AnnotationRevision] == strconv.FormatInt(s.work.Revision, 10) &&
+		a[omv1.AnnotationDesiredPhase] == omv1.DesiredPhaseActive &&
+		a[omv1.AnnotationServiceAccount] == s.id.Name &&
+		a[omv1.AnnotationHealthTimeout] == healthTimeout(s.sub).String() &&
+		a[omv1.AnnotationBundleDigest] == s.work.BundleDigest
+}
+
+// content returns the revision's bundle, parsed: from memory, the local cache, the copy
+// stored in the cluster, or its catalog (then kept in the cache and the cluster). While it
+// cannot be found the revision waits (within its deadline) and says so; nil, nil then.
+func (r *Reconciler) content(ctx context.Context, s *scope) (*catalog.BundleContent, error) {
+	w, bp := s.work, s.bp
+	if c := r.contents.get(w.BundleDigest); c != nil && w.BundleDigest != "" {
+		return c, r.Bundles.Keep(ctx, bp, w.BundleDigest, c.Files)
+	}
+	files, err := r.Bundles.Get(ctx, bp.Namespace, bp.Name, w.BundleDigest)
+	if errors.Is(err, bundles.ErrNotKept) {
+		files, err = r.fromCatalog(bp, w.CSVName, w.BundleDigest)
+		if err != nil {
+			r.progress(s, ReasonBundleUnavailable, fmt.Sprintf("revision %d: waiting for the bundle of %s: %v", w.Revision, w.CSVName, err))
+			s.result = ctrl.Result{RequeueAfter: 5 * time.Second}
+			return nil, nil
+		}
+	} else if err != nil {
+		return nil, err
+	}
+	digest := catalog.DigestFiles(files)
+	if w.BundleDigest != "" && digest != w.BundleDigest {
+		r.fail(s, ReasonBundleUnavailable, fmt.Sprintf("the bundle found for %s has digest %s, not %s", w.CSVName, digest, w.BundleDigest))
+		return nil, nil
+	}
+	content, err := catalog.ContentFromFiles(files)
+	if err != nil {
+		r.fail(s, ReasonBundleUnavailable, fmt.Sprintf("bundle %s of %s: %v", digest, w.CSVName, err))
+		return nil, nil
+	}
+	if content.CSV.Name != w.CSVName {
+		r.fail(s, ReasonBundleUnavailable, fmt.Sprintf("bundle %s holds CSV %s, not %s", digest, content.CSV.Name, w.CSVName))
+		return nil, nil
+	}
+	content.Files = files
+	if err := r.Bundles.Keep(ctx, bp, digest, files); err != nil {
+		return nil, fmt.Errorf("keeping bundle %s of %s: %w", digest, w.CSVName, err)
+	}
+	r.contents.put(digest, content)
+	return content, nil
+}
+
+// fromCatalog reads a bundle from the Blueprint's catalog.
+func (r *Reconciler) fromCatalog(bp *omv1.Blueprint, csvName, digest string) ([]catalog.File, error) {
 	key := catalogKey(bp)
 	cat := r.Catalogs.Get(key)
 	if cat == nil {
-		return nil, fmt.Errorf("bundle %s of %s is not in the local cache and catalog %s is not loaded", digest, csvName, key)
+		return nil, fmt.Errorf("bundle %s of %s is neither kept locally nor in the cluster, and catalog %s is not loaded", digest, csvName, key)
 	}
 	var b *catalog.Bundle
 	if digest != "" {
@@ -58,16 +180,9 @@ func (r *Reconciler) bundleFiles(bp *omv1.Blueprint, csvName, digest string) ([]
 		b = cat.BundleByCSV(csvName)
 	}
 	if b == nil {
-		return nil, fmt.Errorf("catalog %s has no bundle %s (digest %s) and the local cache does not hold it", key, csvName, digest)
+		return nil, fmt.Errorf("catalog %s has no bundle %s (digest %s), and it is not kept locally or in the cluster", key, csvName, digest)
 	}
-	files, err := cat.Files(b)
-	if err != nil {
-		return nil, err
-	}
-	if err := r.Cache.Put(b.Digest, files); err != nil {
-		return nil, err
-	}
-	return files, nil
+	return cat.Files(b)
 }
 
 // catalogKey parses spec.catalog, "namespace/name" (or a name in the Blueprint's namespace).
@@ -76,43 +191,6 @@ func catalogKey(bp *omv1.Blueprint) types.NamespacedName {
 		return types.NamespacedName{Namespace: ns, Name: name}
 	}
 	return types.NamespacedName{Namespace: bp.Namespace, Name: bp.Spec.Catalog}
-}
-
-// carryOut moves the pending revision on: the bundle comes from the local cache (or the
-// catalog into the cache), its CRDs pass the preflight and are applied, other CSVs of the
-// Blueprint are frozen (phase Replacing) so they stop applying the Deployments they share,
-// the CSV is applied (or revived), and its phase becomes the revision's outcome.
-func (r *Reconciler) carryOut(ctx context.Context, s *scope) error {
-	w := s.work
-	r.progress(s, string(w.Trigger), fmt.Sprintf("revision %d: %s %s", w.Revision, strings.ToLower(string(w.Trigger)), w.CSVName))
-	files, err := r.bundleFiles(s.bp, w.CSVName, w.BundleDigest)
-	if err != nil {
-		r.fail(s, ReasonBundleUnavailable, err.Error())
-		s.result = ctrl.Result{RequeueAfter: 10 * time.Second}
-		return nil
-	}
-	content, err := catalog.ContentFromFiles(files)
-	if err != nil {
-		r.fail(s, ReasonBundleUnavailable, fmt.Sprintf("bundle %s: %v", w.BundleDigest, err))
-		return nil
-	}
-	if content.CSV.Name != w.CSVName {
-		r.fail(s, ReasonBundleUnavailable, fmt.Sprintf("bundle %s holds CSV %s, not %s", w.BundleDigest, content.CSV.Name, w.CSVName))
-		return nil
-	}
-	repairs, stop, err := r.applyCRDs(ctx, s, content)
-	if err != nil || stop {
-		return err
-	}
-	// Only now, past the preflight, does the running version stop applying its objects:
-	// a blocked change leaves the cluster exactly as it was.
-	if err := r.freezeOthers(ctx, s, w.CSVName); err != nil {
-		return err
-	}
-	if err := r.applyCSV(ctx, s, content, repairs); err != nil {
-		return err
-	}
-	return r.follow(ctx, s)
 }
 
 // downgrade reports whether the revision goes to an older version than runs now: then the
@@ -126,85 +204,9 @@ func downgrade(s *scope) bool {
 	return err1 == nil && err2 == nil && next.LT(cur)
 }
 
-// applyCRDs converts and repairs every CRD of the bundle, runs the preflight on all of
-// them before changing any (stored versions kept, existing custom resources still valid),
-// applies them and waits until each is Established. A CRD is never deleted here; on a
-// downgrade an existing CRD is kept as it is.
-func (r *Reconciler) applyCRDs(ctx context.Context, s *scope, content *catalog.BundleContent) ([]omv1alpha1.CRDRepair, bool, error) {
-	var repairs []omv1alpha1.CRDRepair
-	var apply []*apiextensionsv1.CustomResourceDefinition
-	for _, u := range content.CRDs {
-		crd, changes, err := crdrepair.Repair(u)
-		if err != nil {
-			r.fail(s, ReasonCRDRefused, fmt.Sprintf("CRD %s of %s cannot be installed: %v", u.GetName(), content.CSV.Name, err))
-			return nil, true, nil
-		}
-		keep := false
-		if live := (&apiextensionsv1.CustomResourceDefinition{}); r.APIReader.Get(ctx, client.ObjectKey{Name: crd.Name}, live) == nil {
-			if keep = downgrade(s) || newerLive(live, s.bp.Spec.Package, s.work.Version); keep {
-				changes = append(changes, fmt.Sprintf("kept the cluster's CRD, which a newer version (%s) installed: not replaced by this older version's",
-					live.Annotations[AnnotationCRDVersion]))
-				r.event(s.bp, false, "CRDKept", "Kept CRD %s from the newer version while changing to %s", crd.Name, content.CSV.Name)
-			}
-		}
-		if !keep {
-			_, v, err := crdsafety.Preflight(ctx, r.APIReader, crd)
-			if err != nil {
-				return nil, false, err
-			}
-			if v != nil {
-				r.block(s, v.Error()+"; nothing was changed")
-				return nil, true, nil
-			}
-			apply = append(apply, crd)
-		}
-		if len(changes) > 0 {
-			repairs = append(repairs, omv1alpha1.CRDRepair{Name: crd.Name, Changes: changes})
-		}
-	}
-	for _, crd := range apply {
-		crd.APIVersion, crd.Kind = "apiextensions.k8s.io/v1", "CustomResourceDefinition"
-		if crd.Annotations == nil {
-			crd.Annotations = map[string]string{}
-		}
-		crd.Annotations[AnnotationCRDPackage], crd.Annotations[AnnotationCRDVersion] = s.bp.Spec.Package, s.work.Version
-		if err := kubeapply.Apply(ctx, r.Client, crd); err != nil {
-			if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) {
-				r.fail(s, ReasonCRDRefused, fmt.Sprintf("the API server refused CRD %s of %s: %v", crd.Name, content.CSV.Name, err))
-				return nil, true, nil
-			}
-			return nil, false, err
-		}
-	}
-	for _, crd := range apply {
-		live := &apiextensionsv1.CustomResourceDefinition{}
-		if err := r.APIReader.Get(ctx, client.ObjectKey{Name: crd.Name}, live); err != nil || !established(live) {
-			r.progress(s, ReasonWaitingForCRDs, "waiting for CRD "+crd.Name+" to be Established")
-			s.result = ctrl.Result{RequeueAfter: time.Second}
-			return nil, true, client.IgnoreNotFound(err)
-		}
-	}
-	sort.Slice(repairs, func(i, j int) bool { return repairs[i].Name < repairs[j].Name })
-	return repairs, false, nil
-}
-
-// Annotations on applied CRDs: which package and version wrote them, so that an older
-// version of the same package, in any namespace, never replaces a newer CRD.
-const (
-	AnnotationCRDPackage = "operator-manager.domain/crd-package"
-	AnnotationCRDVersion = "operator-manager.domain/crd-version"
-)
-
-// newerLive reports whether the live CRD was written by a newer version of the package.
-func newerLive(live *apiextensionsv1.CustomResourceDefinition, pkg, version string) bool {
-	if live.Annotations[AnnotationCRDPackage] != pkg {
-		return false
-	}
-	return older(version, live.Annotations[AnnotationCRDVersion])
-}
-
-// freezeOthers sets every other CSV of the Blueprint to Replacing, so that only the
-// revision's CSV applies the Deployments they share.
+// freezeOthers asks every other CSV of the Blueprint to stand aside (desired phase
+// Replacing), so that only the revision's CSV applies the Deployments they share. The CSV
+// controller, the only writer of CSV status, shows it as phase Replacing.
 func (r *Reconciler) freezeOthers(ctx context.Context, s *scope, keep string) error {
 	list := &omv1alpha1.ClusterServiceVersionList{}
 	if err := r.Client.List(ctx, list, client.InNamespace(s.bp.Namespace), client.MatchingLabels{omv1.LabelSubscription: subscriptionName(s.bp)}); err != nil {
@@ -212,32 +214,22 @@ func (r *Reconciler) freezeOthers(ctx context.Context, s *scope, keep string) er
 	}
 	for i := range list.Items {
 		csv := &list.Items[i]
-		if csv.Name == keep || !csv.DeletionTimestamp.IsZero() || csv.Status.Phase == omv1alpha1.CSVReplacing {
+		if csv.Name == keep || !csv.DeletionTimestamp.IsZero() || csv.Annotations[omv1.AnnotationDesiredPhase] == omv1.DesiredPhaseReplacing {
 			continue
 		}
-		patch := client.MergeFrom(csv.DeepCopy())
-		now := metav1.NewTime(s.now)
-		csv.Status.Phase, csv.Status.Reason, csv.Status.LastTransitionTime = omv1alpha1.CSVReplacing, "BeingReplaced", &now
-		csv.Status.Message = "being replaced by " + keep
-		if err := r.Client.Status().Patch(ctx, csv, patch); err != nil {
-			return fmt.Errorf("marking %s as Replacing: %w", csv.Name, err)
+		patch := client.MergeFromWithOptions(csv.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		metav1.SetMetaDataAnnotation(&csv.ObjectMeta, omv1.AnnotationDesiredPhase, omv1.DesiredPhaseReplacing)
+		if err := r.Client.Patch(ctx, csv, patch); err != nil {
+			return fmt.Errorf("asking %s to stand aside for %s: %w", csv.Name, keep, err)
 		}
 	}
 	return nil
 }
 
-func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
-	for _, c := range crd.Status.Conditions {
-		if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-			return true
-		}
-	}
-	return false
-}
-
 // applyCSV creates or updates the target CSV: the bundle's CSV under this group, owned by
-// the Blueprint, labelled for its Subscription and package.
-func (r *Reconciler) applyCSV(ctx context.Context, s *scope, content *catalog.BundleContent, repairs []omv1alpha1.CRDRepair) error {
+// the Blueprint, labelled for its Subscription and package, and annotated with what it is
+// asked to do: the revision, active, as which identity, within which health timeout.
+func (r *Reconciler) applyCSV(ctx context.Context, s *scope, content *catalog.BundleContent, repairs []omv1alpha1.CRDRepair) (*omv1alpha1.ClusterServiceVersion, error) {
 	bp := s.bp
 	src := content.CSV
 	w := s.work
@@ -245,48 +237,86 @@ func (r *Reconciler) applyCSV(ctx context.Context, s *scope, content *catalog.Bu
 		TypeMeta: metav1.TypeMeta{APIVersion: omv1alpha1.GroupVersion.String(), Kind: "ClusterServiceVersion"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name: src.Name, Namespace: bp.Namespace,
-			Labels:      mergeMaps(src.Labels, map[string]string{omv1.LabelSubscription: subscriptionName(bp), omv1.LabelPackage: bp.Spec.Package}),
-			Annotations: mergeMaps(src.Annotations, map[string]string{omv1.AnnotationBundleDigest: w.BundleDigest}),
+			Labels: mergeMaps(src.Labels, map[string]string{omv1.LabelSubscription: subscriptionName(bp), omv1.LabelPackage: bp.Spec.Package}),
+			Annotations: mergeMaps(src.Annotations, map[string]string{
+				omv1.AnnotationBundleDigest:   w.BundleDigest,
+				omv1.AnnotationRevision:       strconv.FormatInt(w.Revision, 10),
+				omv1.AnnotationDesiredPhase:   omv1.DesiredPhaseActive,
+				omv1.AnnotationServiceAccount: s.id.Name,
+				omv1.AnnotationHealthTimeout:  healthTimeout(s.sub).String(),
+			}),
 		},
 		Spec: src.Spec,
-	}
-	if s.sub != nil && s.sub.Spec.Health != nil && s.sub.Spec.Health.Timeout != nil {
-		csv.Annotations[omv1.AnnotationHealthTimeout] = s.sub.Spec.Health.Timeout.Duration.String()
 	}
 	if len(repairs) > 0 {
 		data, _ := json.Marshal(repairs)
 		csv.Annotations[omv1.AnnotationCRDRepairs] = string(data)
 	}
 	if err := controllerutil.SetControllerReference(bp, csv, r.Client.Scheme()); err != nil {
-		return err
+		return nil, err
 	}
-	if err := kubeapply.Apply(ctx, r.Client, csv); err != nil {
-		return err
+	applied, err := kubeapply.ApplyAndGet(ctx, r.Client, csv)
+	if err != nil {
+		return nil, err
 	}
-	return r.revive(ctx, s, csv)
+	out := &omv1alpha1.ClusterServiceVersion{}
+	if err := r.Client.Scheme().Convert(applied, out, nil); err != nil {
+		return nil, fmt.Errorf("reading back CSV %s: %w", csv.Name, err)
+	}
+	return out, nil
 }
 
-// revive restarts the CSV of a revision when it is left over from an earlier one: frozen
-// as Replacing (a rollback to it) or Failed before this revision began (a retry).
-func (r *Reconciler) revive(ctx context.Context, s *scope, applied *omv1alpha1.ClusterServiceVersion) error {
-	csv := &omv1alpha1.ClusterServiceVersion{}
-	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(applied), csv); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	start := s.work.StartTime
-	stale := csv.Status.Phase == omv1alpha1.CSVReplacing ||
-		(csv.Status.Phase == omv1alpha1.CSVFailed && start != nil && csv.Status.LastTransitionTime != nil && csv.Status.LastTransitionTime.Before(start))
-	if !stale {
+// follow maps the CSV's phase, once the CSV judges this revision, onto the revision and
+// the Blueprint. The CSV is watched: its changes bring the next look.
+func (r *Reconciler) follow(ctx context.Context, s *scope, csv *omv1alpha1.ClusterServiceVersion) error {
+	bp, w := s.bp, s.work
+	if csv.Status.Revision != w.Revision {
+		r.progress(s, string(w.Trigger), fmt.Sprintf("revision %d: waiting for %s to start the revision", w.Revision, csv.Name))
 		return nil
 	}
-	patch := client.MergeFrom(csv.DeepCopy())
-	csv.Status.Phase, csv.Status.Reason = "", ""
-	csv.Status.Message = fmt.Sprintf("restarted for revision %d (%s)", s.work.Revision, s.work.Trigger)
-	csv.Status.LastTransitionTime = nil
-	if err := r.Client.Status().Patch(ctx, csv, patch); err != nil {
-		return fmt.Errorf("restarting %s: %w", csv.Name, err)
+	switch csv.Status.Phase {
+	case omv1alpha1.CSVSucceeded:
+		endWork(s, omv1.OutcomeSucceeded, omv1.ReasonSucceeded, csv.Status.Message)
+		bp.Status.CurrentCSV, bp.Status.CurrentVersion = csv.Name, csv.Spec.Version.String()
+		bp.Status.LastGoodRevision = w.Revision
+		s.result = ctrl.Result{}
+		if w.Trigger == omv1.TriggerRollback {
+			return r.settle(ctx, s, omv1.BlueprintRolledBack)
+		}
+		r.event(bp, false, omv1.ReasonSucceeded, "%s is installed and healthy (revision %d)", csv.Name, w.Revision)
+		return r.settle(ctx, s, omv1.BlueprintSucceeded)
+	case omv1alpha1.CSVFailed:
+		reason := omv1.ReasonHealthCheckFailed
+		if csv.Status.Reason == omv1.ReasonInsufficientPermissions || csv.Status.Reason == omv1.ReasonInstallFailed {
+			reason = csv.Status.Reason
+		}
+		r.fail(s, reason, fmt.Sprintf("%s failed: %s: %s", csv.Name, csv.Status.Reason, csv.Status.Message))
+		return nil
+	default:
+		msg := fmt.Sprintf("revision %d: %s is %s", w.Revision, csv.Name, phaseOrNew(csv.Status.Phase))
+		if csv.Status.Message != "" {
+			msg += ": " + csv.Status.Message
+		}
+		r.progress(s, string(w.Trigger), msg)
+		return nil
 	}
-	return nil
+}
+
+func phaseOrNew(p omv1alpha1.CSVPhase) string {
+	if p == "" {
+		return "new"
+	}
+	return string(p)
+}
+
+// established reports whether the API server serves a CRD.
+func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	for _, c := range crd.Status.Conditions {
+		if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+			return true
+		}
+	}
+	return false
 }
 
 func subscriptionName(bp *omv1.Blueprint) string {

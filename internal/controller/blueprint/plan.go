@@ -31,35 +31,34 @@ type Decision struct {
 
 // Plan decides the next step of a Blueprint from its spec and history alone, so the
 // state machine is testable without a cluster (as Flux's helm-controller decides its next
-// action). A revision carries out one spec generation; a failed one is retried up to
+// action).
+//
+// A version change is a pair (target CSV, spec.generation): the Subscription controller
+// bumps spec.generation whenever it points the Blueprint elsewhere, and a person edits
+// clusterServiceVersionName. Only a new pair opens a revision; an edit of anything else
+// (approval, dependencies) never does. Within one pair, a failed attempt is retried up to
 // Retries times, then rolled back to the last good revision when AutoRollback is on, and
-// never tried again until the spec changes: that is what stops a failed version from
+// never tried again until the pair changes: that is what stops a failed version from
 // looping.
 func Plan(bp *omv1.Blueprint, p Policy) Decision {
-	g := bp.Generation
+	g := bp.Spec.Generation
 	target := bp.Spec.ClusterServiceVersionName
-	var attempts, rollbacks []*omv1.Revision
-	for i := range bp.Status.History {
+	// The attempts at the current pair are the newest non-rollback revisions, as long as
+	// they carry the pair; a rollback revision after them tells how the pair ended.
+	var attempts []*omv1.Revision
+	var rollback *omv1.Revision
+	for i := len(bp.Status.History) - 1; i >= 0; i-- {
 		r := &bp.Status.History[i]
-		if r.Generation != g {
+		if r.Trigger == omv1.TriggerRollback {
+			if len(attempts) == 0 && rollback == nil {
+				rollback = r
+			}
 			continue
 		}
-		if r.Trigger == omv1.TriggerRollback {
-			rollbacks = append(rollbacks, r)
-		} else if r.CSVName == target {
-			attempts = append(attempts, r)
+		if r.CSVName != target || r.Generation != g {
+			break
 		}
-	}
-	if n := len(rollbacks); n > 0 {
-		last := rollbacks[n-1]
-		switch last.Outcome {
-		case omv1.OutcomePending:
-			return Decision{Work: last}
-		case omv1.OutcomeSucceeded:
-			return Decision{Settled: omv1.BlueprintRolledBack}
-		default:
-			return Decision{Settled: omv1.BlueprintFailed}
-		}
+		attempts = append(attempts, r)
 	}
 	if len(attempts) == 0 {
 		if p.ManualApproval && !bp.Spec.Approved && bp.Status.CurrentCSV != "" && bp.Status.CurrentCSV != target {
@@ -74,7 +73,17 @@ func Plan(bp *omv1.Blueprint, p Policy) Decision {
 		}
 		return open(bp, target, bp.Spec.Version, bp.Spec.BundleDigest, trigger)
 	}
-	last := attempts[len(attempts)-1]
+	if rollback != nil {
+		switch rollback.Outcome {
+		case omv1.OutcomePending:
+			return Decision{Work: rollback}
+		case omv1.OutcomeSucceeded:
+			return Decision{Settled: omv1.BlueprintRolledBack}
+		default:
+			return Decision{Settled: omv1.BlueprintFailed}
+		}
+	}
+	last := attempts[0] // newest
 	switch last.Outcome {
 	case omv1.OutcomePending:
 		return Decision{Work: last}
@@ -97,8 +106,8 @@ func open(bp *omv1.Blueprint, csv, version, digest string, trigger omv1.Trigger)
 	if n := len(bp.Status.History); n > 0 {
 		next = bp.Status.History[n-1].Revision + 1
 	}
-	r := &omv1.Revision{Revision: next, Trigger: trigger, Generation: bp.Generation, CSVName: csv, Version: version,
-		BundleDigest: digest, Outcome: omv1.OutcomePending}
+	r := &omv1.Revision{Revision: next, Trigger: trigger, Generation: bp.Spec.Generation, CSVName: csv, Version: version,
+		BundleDigest: digest, Outcome: omv1.OutcomePending, FromVersion: bp.Status.CurrentVersion}
 	return Decision{Open: r, Work: r}
 }
 

@@ -13,8 +13,8 @@ func rev(n int64, g int64, csv string, trigger omv1.Trigger, outcome omv1.Revisi
 }
 
 func bp(g int64, target, current string, history ...omv1.Revision) *omv1.Blueprint {
-	return &omv1.Blueprint{ObjectMeta: metav1.ObjectMeta{Generation: g},
-		Spec:   omv1.BlueprintSpec{ClusterServiceVersionName: target, BundleDigest: "sha256:" + target},
+	return &omv1.Blueprint{ObjectMeta: metav1.ObjectMeta{Generation: g + 10},
+		Spec:   omv1.BlueprintSpec{ClusterServiceVersionName: target, BundleDigest: "sha256:" + target, Generation: g},
 		Status: omv1.BlueprintStatus{CurrentCSV: current, History: history}}
 }
 
@@ -69,6 +69,23 @@ func TestPlan(t *testing.T) {
 			&omv1.Revision{Revision: 1, CSVName: "a.v1", Trigger: omv1.TriggerInstall}, 1, ""},
 		{"blocked stays blocked", bp(2, "a.v2", "a.v1", rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded),
 			rev(2, 2, "a.v2", omv1.TriggerUpgrade, omv1.OutcomeBlocked)), auto, nil, 0, omv1.BlueprintBlocked},
+		{"an edit that is not a version change opens nothing", func() *omv1.Blueprint {
+			b := bp(2, "a.v2", "a.v1", rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded),
+				rev(2, 2, "a.v2", omv1.TriggerUpgrade, omv1.OutcomeFailed), rev(3, 2, "a.v1", omv1.TriggerRollback, omv1.OutcomeSucceeded))
+			b.Generation += 5 // approved, dependencies ... edited: metadata.generation moves, spec.generation does not
+			b.Spec.Approved = true
+			return b
+		}(), auto, nil, 0, omv1.BlueprintRolledBack},
+		{"a hand edit of the target opens a revision without a generation bump", bp(2, "a.v1", "a.v2",
+			rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded), rev(2, 2, "a.v2", omv1.TriggerUpgrade, omv1.OutcomeSucceeded)), auto,
+			&omv1.Revision{Revision: 3, CSVName: "a.v1", Trigger: omv1.TriggerUpgrade}, 3, ""},
+		{"the same target asked for again (generation bumped) after a rollback: a new attempt", bp(3, "a.v2", "a.v1",
+			rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded), rev(2, 2, "a.v2", omv1.TriggerUpgrade, omv1.OutcomeFailed),
+			rev(3, 2, "a.v1", omv1.TriggerRollback, omv1.OutcomeSucceeded)), auto,
+			&omv1.Revision{Revision: 4, CSVName: "a.v2", Trigger: omv1.TriggerUpgrade}, 4, ""},
+		{"a pending rollback is carried on", bp(2, "a.v2", "a.v1", rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded),
+			rev(2, 2, "a.v2", omv1.TriggerUpgrade, omv1.OutcomeFailed), rev(3, 2, "a.v1", omv1.TriggerRollback, omv1.OutcomePending)), auto,
+			nil, 3, ""},
 		{"failed rollback ends failed", bp(2, "a.v2", "a.v1", rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded),
 			rev(2, 2, "a.v2", omv1.TriggerUpgrade, omv1.OutcomeFailed), rev(3, 2, "a.v1", omv1.TriggerRollback, omv1.OutcomeFailed)), auto,
 			nil, 0, omv1.BlueprintFailed},
@@ -81,7 +98,7 @@ func TestPlan(t *testing.T) {
 			}
 			if tc.open != nil {
 				if d.Open == nil || d.Open.Revision != tc.open.Revision || d.Open.CSVName != tc.open.CSVName || d.Open.Trigger != tc.open.Trigger ||
-					d.Open.Generation != tc.bp.Generation || d.Open.Outcome != omv1.OutcomePending || d.Open.BundleDigest != "sha256:"+tc.open.CSVName {
+					d.Open.Generation != tc.bp.Spec.Generation || d.Open.Outcome != omv1.OutcomePending || d.Open.BundleDigest != "sha256:"+tc.open.CSVName {
 					t.Fatalf("opened %+v, want %+v", d.Open, tc.open)
 				}
 			}

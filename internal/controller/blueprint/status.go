@@ -16,6 +16,7 @@ import (
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
 	"github.com/operator-manager/operator-manager/internal/catalog"
+	"github.com/operator-manager/operator-manager/internal/identity"
 	"github.com/operator-manager/operator-manager/internal/metrics"
 )
 
@@ -97,18 +98,22 @@ func (r *Reconciler) fail(s *scope, reason, message string) {
 	endWork(s, omv1.OutcomeFailed, reason, message)
 	setCondition(bp, omv1.ConditionHealthy, metav1.ConditionFalse, reason, message)
 	setReady(bp, metav1.ConditionFalse, reason, message)
-	s.result = ctrl.Result{RequeueAfter: time.Second}
+	// Plan decides at once what follows: a retry, a rollback, or the failed state.
+	s.result = ctrl.Result{RequeueAfter: 100 * time.Millisecond}
 }
 
-// block ends the revision as Blocked by the CRD preflight; nothing was changed.
-func (r *Reconciler) block(s *scope, message string) {
+// block ends the revision as Blocked: a check before any change refused it (the CRD
+// preflight, or the installing identity's permissions), so nothing was changed and the
+// running version, if any, runs on.
+func (r *Reconciler) block(s *scope, reason, message string) {
 	bp := s.bp
-	r.event(bp, true, omv1.ReasonCRDPreflightFailed, "%s", message)
+	r.event(bp, true, reason, "%s", message)
 	metrics.Blocked.WithLabelValues(bp.Spec.Package).Inc()
 	bp.Status.Phase = omv1.BlueprintBlocked
-	endWork(s, omv1.OutcomeBlocked, omv1.ReasonCRDPreflightFailed, message)
-	setCondition(bp, omv1.ConditionBlocked, metav1.ConditionTrue, omv1.ReasonCRDPreflightFailed, message)
-	setReady(bp, metav1.ConditionFalse, omv1.ReasonCRDPreflightFailed, message)
+	endWork(s, omv1.OutcomeBlocked, reason, message)
+	setCondition(bp, omv1.ConditionBlocked, metav1.ConditionTrue, reason, message)
+	setReady(bp, metav1.ConditionFalse, reason, message)
+	s.result = ctrl.Result{}
 }
 
 // progress marks the revision under way.
@@ -126,45 +131,8 @@ func (r *Reconciler) progress(s *scope, reason, message string) {
 	setReady(bp, metav1.ConditionFalse, reason, message)
 }
 
-// follow maps the revision's CSV phase onto the revision and the Blueprint.
-func (r *Reconciler) follow(ctx context.Context, s *scope) error {
-	bp, w := s.bp, s.work
-	csv := &omv1alpha1.ClusterServiceVersion{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: bp.Namespace, Name: w.CSVName}, csv); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	switch csv.Status.Phase {
-	case omv1alpha1.CSVSucceeded:
-		endWork(s, omv1.OutcomeSucceeded, omv1.ReasonSucceeded, csv.Status.Message)
-		bp.Status.CurrentCSV, bp.Status.CurrentVersion = csv.Name, csv.Spec.Version.String()
-		bp.Status.LastGoodRevision = w.Revision
-		if w.Trigger == omv1.TriggerRollback {
-			return r.settle(ctx, s, omv1.BlueprintRolledBack)
-		}
-		r.event(bp, false, omv1.ReasonSucceeded, "%s is installed and healthy (revision %d)", csv.Name, w.Revision)
-		return r.settle(ctx, s, omv1.BlueprintSucceeded)
-	case omv1alpha1.CSVFailed:
-		r.fail(s, omv1.ReasonHealthCheckFailed, fmt.Sprintf("%s failed its health check: %s: %s", csv.Name, csv.Status.Reason, csv.Status.Message))
-		return nil
-	default:
-		msg := fmt.Sprintf("revision %d: %s is %s", w.Revision, csv.Name, phaseOrNew(csv.Status.Phase))
-		if csv.Status.Message != "" {
-			msg += ": " + csv.Status.Message
-		}
-		r.progress(s, string(w.Trigger), msg)
-		s.result = ctrl.Result{RequeueAfter: 2 * time.Second}
-		return nil
-	}
-}
-
-func phaseOrNew(p omv1alpha1.CSVPhase) string {
-	if p == "" {
-		return "new"
-	}
-	return string(p)
-}
-
-// settle writes the phase and conditions of a Blueprint with nothing in progress, and
+// settle writes the phase and conditions of a Blueprint with nothing in progress, keeps
+// the running CSV asked for what the Subscription says now, reports its live health, and
 // retires the CSVs that no longer run.
 func (r *Reconciler) settle(ctx context.Context, s *scope, phase omv1.BlueprintPhase) error {
 	bp := s.bp
@@ -173,24 +141,30 @@ func (r *Reconciler) settle(ctx context.Context, s *scope, phase omv1.BlueprintP
 	}
 	bp.Status.Phase = phase
 	setCondition(bp, omv1.ConditionProgressing, metav1.ConditionFalse, string(phase), "nothing in progress")
+	if phase != omv1.BlueprintWaitingForApproval {
+		meta.RemoveStatusCondition(&bp.Status.Conditions, omv1.ConditionUpgradePending)
+	}
+	runs := bp.Status.CurrentCSV != ""
 	switch phase {
 	case omv1.BlueprintSucceeded:
 		meta.RemoveStatusCondition(&bp.Status.Conditions, omv1.ConditionRolledBack)
 		meta.RemoveStatusCondition(&bp.Status.Conditions, omv1.ConditionBlocked)
-		setCondition(bp, omv1.ConditionHealthy, metav1.ConditionTrue, omv1.ReasonSucceeded, bp.Status.CurrentCSV+" is healthy")
-		setReady(bp, metav1.ConditionTrue, omv1.ReasonSucceeded, bp.Status.CurrentCSV+" is installed and healthy")
 	case omv1.BlueprintRolledBack:
 		msg := fmt.Sprintf("%s; %s runs again", failedRevision(bp), bp.Status.CurrentCSV)
-		setCondition(bp, omv1.ConditionRolledBack, metav1.ConditionTrue, omv1.ReasonHealthCheckFailed, msg)
-		setCondition(bp, omv1.ConditionHealthy, metav1.ConditionTrue, omv1.ReasonRolledBack, bp.Status.CurrentCSV+" is healthy")
+		setCondition(bp, omv1.ConditionRolledBack, metav1.ConditionTrue, failedReason(bp), msg)
 		setReady(bp, metav1.ConditionFalse, omv1.ReasonRolledBack, fmt.Sprintf("wanted %s, rolled back: %s", bp.Spec.ClusterServiceVersionName, msg))
 	case omv1.BlueprintFailed:
 		if c := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionReady); c == nil || c.Status == metav1.ConditionTrue {
-			setReady(bp, metav1.ConditionFalse, omv1.ReasonHealthCheckFailed, failedRevision(bp))
+			setReady(bp, metav1.ConditionFalse, failedReason(bp), failedRevision(bp))
 		}
-		return nil // the failed state stays visible; nothing is retired
+		if !runs {
+			return r.removeFailedInstall(ctx, s)
+		}
+		return nil // the failed state stays visible for a person; nothing is retired
 	case omv1.BlueprintBlocked:
-		return nil
+		if c := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionBlocked); c != nil {
+			setReady(bp, metav1.ConditionFalse, c.Reason, c.Message)
+		}
 	case omv1.BlueprintWaitingForApproval:
 		msg := fmt.Sprintf("%s waits for approval to replace %s: run `operator-manager approve %s -n %s` or set spec.approved",
 			bp.Spec.ClusterServiceVersionName, bp.Status.CurrentCSV, subscriptionName(bp), bp.Namespace)
@@ -199,13 +173,138 @@ func (r *Reconciler) settle(ctx context.Context, s *scope, phase omv1.BlueprintP
 		}
 		setCondition(bp, omv1.ConditionUpgradePending, metav1.ConditionTrue, omv1.ReasonWaitingForApproval, msg)
 		setReady(bp, metav1.ConditionFalse, omv1.ReasonWaitingForApproval, msg)
+	}
+	if !runs {
 		return nil
 	}
-	meta.RemoveStatusCondition(&bp.Status.Conditions, omv1.ConditionUpgradePending)
-	if bp.Status.CurrentCSV == "" {
+	if err := r.refreshCurrent(ctx, s); err != nil {
+		return err
+	}
+	if err := r.liveHealth(ctx, s); err != nil {
+		return err
+	}
+	if phase == omv1.BlueprintSucceeded || phase == omv1.BlueprintRolledBack {
+		return r.retire(ctx, s)
+	}
+	return nil
+}
+
+// failedReason is the reason of the newest failed revision.
+func failedReason(bp *omv1.Blueprint) string {
+	for i := len(bp.Status.History) - 1; i >= 0; i-- {
+		if h := bp.Status.History[i]; h.Outcome == omv1.OutcomeFailed && h.Reason != "" {
+			return h.Reason
+		}
+	}
+	return omv1.ReasonHealthCheckFailed
+}
+
+// refreshCurrent keeps the running CSV asked for what the Subscription says now (its
+// service account and health timeout): a change re-renders it through the health gate,
+// without a new revision.
+func (r *Reconciler) refreshCurrent(ctx context.Context, s *scope) error {
+	csv := &omv1alpha1.ClusterServiceVersion{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: s.bp.Namespace, Name: s.bp.Status.CurrentCSV}, csv); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	want := map[string]string{
+		omv1.AnnotationServiceAccount: s.id.Name,
+		omv1.AnnotationHealthTimeout:  healthTimeout(s.sub).String(),
+		omv1.AnnotationDesiredPhase:   omv1.DesiredPhaseActive,
+	}
+	stale := false
+	for k, v := range want {
+		if csv.Annotations[k] != v {
+			stale = true
+		}
+	}
+	if !stale || !csv.DeletionTimestamp.IsZero() {
 		return nil
 	}
-	return r.retire(ctx, s)
+	patch := client.MergeFromWithOptions(csv.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	for k, v := range want {
+		metav1.SetMetaDataAnnotation(&csv.ObjectMeta, k, v)
+	}
+	if err := r.Client.Patch(ctx, csv, patch); err != nil {
+		return fmt.Errorf("updating what %s is asked to do: %w", csv.Name, err)
+	}
+	return nil
+}
+
+// liveHealth reports the running CSV's health as the Blueprint's Healthy condition, and,
+// in phase Succeeded, Ready: a version that passed its gate and degrades later is reported
+// (with an event and a metric), not rolled back.
+func (r *Reconciler) liveHealth(ctx context.Context, s *scope) error {
+	bp := s.bp
+	csv := &omv1alpha1.ClusterServiceVersion{}
+	status, reason, msg := metav1.ConditionFalse, "CSVMissing", bp.Status.CurrentCSV+" does not exist"
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: bp.Namespace, Name: bp.Status.CurrentCSV}, csv); err == nil {
+		switch csv.Status.Phase {
+		case omv1alpha1.CSVSucceeded:
+			status, reason, msg = metav1.ConditionTrue, omv1.ReasonSucceeded, bp.Status.CurrentCSV+" is healthy: "+csv.Status.Message
+		case omv1alpha1.CSVFailed:
+			reason, msg = csv.Status.Reason, fmt.Sprintf("%s is unhealthy: %s", csv.Name, csv.Status.Message)
+		default:
+			reason, msg = "Reconciling", fmt.Sprintf("%s is %s: %s", csv.Name, phaseOrNew(csv.Status.Phase), csv.Status.Message)
+		}
+	} else if client.IgnoreNotFound(err) != nil {
+		return err
+	}
+	before := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionHealthy)
+	if before != nil && before.Status != status && before.Reason != "" {
+		to := "unhealthy"
+		if status == metav1.ConditionTrue {
+			to = "healthy"
+			r.event(bp, false, "Recovered", "%s", msg)
+		} else {
+			r.event(bp, true, reason, "%s", msg)
+		}
+		metrics.HealthChanges.WithLabelValues(bp.Spec.Package, to).Inc()
+	}
+	setCondition(bp, omv1.ConditionHealthy, status, reason, msg)
+	value := 0.0
+	if status == metav1.ConditionTrue {
+		value = 1
+	}
+	metrics.Healthy.WithLabelValues(bp.Namespace, bp.Name, bp.Spec.Package).Set(value)
+	if bp.Status.Phase == omv1.BlueprintSucceeded {
+		if status == metav1.ConditionTrue {
+			setReady(bp, status, omv1.ReasonSucceeded, bp.Status.CurrentCSV+" is installed and healthy")
+		} else {
+			setReady(bp, status, reason, msg)
+		}
+	}
+	if status != metav1.ConditionTrue {
+		// Pods are not watched: look again while it is unhealthy.
+		s.result = ctrl.Result{RequeueAfter: 30 * time.Second}
+	}
+	return nil
+}
+
+// removeFailedInstall removes what a failed first install left, when it failed because
+// the API server refused it (permissions, an invalid object): an installation that never
+// ran leaves nothing half-installed behind. A health failure keeps its objects, for a
+// person to look at its pods.
+func (r *Reconciler) removeFailedInstall(ctx context.Context, s *scope) error {
+	reason := failedReason(s.bp)
+	if reason != omv1.ReasonInsufficientPermissions && reason != omv1.ReasonInstallFailed && reason != ReasonCRDRefused {
+		return nil
+	}
+	list := &omv1alpha1.ClusterServiceVersionList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(s.bp.Namespace), client.MatchingLabels{omv1.LabelSubscription: subscriptionName(s.bp)}); err != nil {
+		return err
+	}
+	for i := range list.Items {
+		csv := &list.Items[i]
+		if !csv.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if err := r.Client.Delete(ctx, csv); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("removing %s after its failed install: %w", csv.Name, err)
+		}
+		r.event(s.bp, true, "FailedInstallRemoved", "Removed what the failed install of %s had applied (%s)", csv.Name, reason)
+	}
+	return nil
 }
 
 // retire deletes the Blueprint's CSVs other than the one running. Their finalizers remove
@@ -230,7 +329,7 @@ func (r *Reconciler) retire(ctx context.Context, s *scope) error {
 
 // prune applies the Subscription's historyLimit and removes the cached bundles of pruned
 // revisions that no kept revision uses.
-func (r *Reconciler) prune(s *scope) error {
+func (r *Reconciler) prune(ctx context.Context, s *scope) error {
 	limit := 10
 	if s.sub != nil && s.sub.Spec.HistoryLimit != nil {
 		limit = int(*s.sub.Spec.HistoryLimit)
@@ -248,7 +347,7 @@ func (r *Reconciler) prune(s *scope) error {
 	for _, d := range dropped {
 		names = append(names, fmt.Sprint(d.Revision))
 		if !inUse[d.BundleDigest] && d.BundleDigest != "" {
-			if err := r.Cache.Delete(d.BundleDigest); err != nil {
+			if err := r.Bundles.Forget(ctx, s.bp, d.BundleDigest); err != nil {
 				return err
 			}
 		}
@@ -299,7 +398,7 @@ func (r *Reconciler) deleteCRDs(ctx context.Context, bp *omv1.Blueprint) error {
 	if good == nil {
 		return nil
 	}
-	files, err := r.Cache.Get(good.BundleDigest)
+	files, err := r.Bundles.Get(ctx, bp.Namespace, bp.Name, good.BundleDigest)
 	if err != nil {
 		r.event(bp, true, "CRDsKept", "spec.uninstall.deleteCRDs is set, but the bundle of %s is not in the cache to name its CRDs: %v", good.CSVName, err)
 		return nil
@@ -312,6 +411,11 @@ func (r *Reconciler) deleteCRDs(ctx context.Context, bp *omv1.Blueprint) error {
 	if err := r.Client.List(ctx, others); err != nil {
 		return err
 	}
+	// Deleted as the installation's identity, like everything else it wrote.
+	cl, err := r.Identities.For(identity.Effective(bp.Namespace, sub.Spec.ServiceAccountName, r.DefaultServiceAccount))
+	if err != nil {
+		return err
+	}
 	for _, u := range content.CRDs {
 		name := u.GetName()
 		if user := providerOf(others.Items, name, bp); user != "" {
@@ -320,7 +424,7 @@ func (r *Reconciler) deleteCRDs(ctx context.Context, bp *omv1.Blueprint) error {
 		}
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		crd.Name = name
-		if err := r.Client.Delete(ctx, crd); client.IgnoreNotFound(err) != nil {
+		if err := cl.Delete(ctx, crd); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("deleting CRD %s (spec.uninstall.deleteCRDs): %w", name, err)
 		}
 		r.event(bp, true, "CRDDeleted", "Deleted CRD %s and its custom resources, as spec.uninstall.deleteCRDs asks", name)

@@ -1,69 +1,108 @@
 // Package csv reconciles ClusterServiceVersions: it checks a CSV's requirements, applies
 // what it installs (service accounts, RBAC, Deployments, the bundle's other objects) by
-// server-side apply, and derives its phase from the real state of its Deployments and pods:
-// Pending -> InstallReady -> Installing -> Succeeded, or Failed with a reason.
+// server-side apply as the installation's identity, keeps them as applied (drift is
+// repaired), and derives its phase from the real state of its Deployments and pods:
+// Pending -> InstallReady -> Installing -> Succeeded, or Failed with a reason; after its
+// health gate a Succeeded CSV keeps being judged (Failed ComponentUnhealthy and back).
+//
+// It is the only writer of a CSV's status. The Blueprint controller asks it for things
+// through annotations: which revision to carry out (the gate starts again when it
+// changes) and whether to stand aside (desired phase Replacing).
 package csv
 
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
-	"github.com/operator-manager/operator-manager/internal/bundlecache"
+	"github.com/operator-manager/operator-manager/internal/bundles"
 	"github.com/operator-manager/operator-manager/internal/controller/finalizer"
+	"github.com/operator-manager/operator-manager/internal/identity"
 )
 
 // DefaultHealthTimeout applies when a CSV carries no health-timeout annotation.
 const DefaultHealthTimeout = 5 * time.Minute
 
-// pollWhileInstalling is how often an installing CSV looks at its pods, which are not
-// watched (a cluster-wide pod cache would cost the manager more memory than it saves).
-const pollWhileInstalling = 2 * time.Second
+// pollWhileInstalling is how often a CSV in its health gate looks at its pods, which are
+// not watched (a cluster-wide pod cache would cost the manager more memory than it saves).
+// Deployments are watched, so a rollout's progress arrives as events.
+const pollWhileInstalling = 3 * time.Second
+
+// resyncAfterGate is how often a CSV past its gate is looked at without an event: the
+// deep drift check of kinds that are not watched (Secrets, ConfigMaps, the bundle's other
+// objects). Reads only: nothing is written when nothing changed.
+const resyncAfterGate = 10 * time.Minute
 
 // Reconciler installs CSVs.
 type Reconciler struct {
+	// Client is the manager's cached client: CSVs, Subscriptions and the installed objects
+	// it watches are read from its cache.
 	Client client.Client
 	// APIReader reads pods, ReplicaSets and CRDs directly: caching every pod and CRD of
 	// the cluster would cost the manager far more memory than these few reads.
 	APIReader client.Reader
 	Recorder  events.EventRecorder
-	Cache     *bundlecache.Cache
-	Clock     clock.PassiveClock
+	// Bundles holds the bundles (local cache, then the copy stored in the cluster), for
+	// the bundle's other objects.
+	Bundles *bundles.Source
+	// Identities hands out the client of an installation's identity; every write of
+	// installed objects goes through it.
+	Identities *identity.Clients
+	Clock      clock.PassiveClock
+	// Workers is the number of CSVs reconciled at once.
+	Workers int
 }
 
 // +kubebuilder:rbac:groups=operators.coreos.com.operator-manager.domain,resources=clusterserviceversions,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=operators.coreos.com.operator-manager.domain,resources=clusterserviceversions/status;clusterserviceversions/finalizers,verbs=get;update;patch
 // +kubebuilder:rbac:groups=operators.coreos.com.operator-manager.domain,resources=subscriptions,verbs=get;list;watch
-// +kubebuilder:rbac:groups=apps,resources=deployments;replicasets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=apps,resources=deployments;replicasets,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=serviceaccounts;services;configmaps;secrets,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings;clusterroles;clusterrolebindings,verbs=get;list;watch;create;update;patch;delete;bind;escalate
+// +kubebuilder:rbac:groups="",resources=serviceaccounts;services,verbs=get;list;watch
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings;clusterroles;clusterrolebindings,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch
 
-// SetupWithManager registers the controller; it owns the Deployments it creates.
+// SetupWithManager registers the controller. It owns the Deployments it creates and
+// watches the other objects it installs (by their owner annotation, which cluster-scoped
+// objects need), so a deleted or edited object is put back at once; and the Subscriptions,
+// whose config shapes the rendered objects.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
+	byOwner := handler.EnqueueRequestsFromMapFunc(ownerOf)
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&omv1alpha1.ClusterServiceVersion{}).
 		Owns(&appsv1.Deployment{}).
+		Watches(&corev1.ServiceAccount{}, byOwner).
+		Watches(&corev1.Service{}, byOwner).
+		Watches(&rbacv1.Role{}, byOwner).
+		Watches(&rbacv1.RoleBinding{}, byOwner).
+		Watches(&rbacv1.ClusterRole{}, byOwner).
+		Watches(&rbacv1.ClusterRoleBinding{}, byOwner).
+		Watches(&omv1.Subscription{}, handler.EnqueueRequestsFromMapFunc(r.csvsOfSubscription)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.Workers)}).
 		Named("clusterserviceversion").
 		Complete(r)
 }
 
 // Reconcile runs the install steps for one CSV and patches its status once at the end.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
 	csv := &omv1alpha1.ClusterServiceVersion{}
 	if err := r.Client.Get(ctx, req.NamespacedName, csv); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -79,16 +118,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		if equality.Semantic.DeepEqual(orig.Status, csv.Status) {
 			return
 		}
-		if err := r.Client.Status().Patch(ctx, csv, client.MergeFrom(orig)); err != nil && retErr == nil {
+		// Optimistic lock: the status holds the gate's state, and two workers or two
+		// processes must never both write it from stale copies.
+		err := r.Client.Status().Patch(ctx, csv, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+		switch {
+		case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
+			result, retErr = ctrl.Result{RequeueAfter: time.Second}, nil
+		case err != nil && retErr == nil:
 			retErr = fmt.Errorf("patching status of CSV %s: %w", req, err)
 		}
 	}()
 	s := &scope{csv: csv, now: r.Clock.Now()}
-	// Replacing: a newer CSV of the same Blueprint is taking over; leave its objects be.
-	if csv.Status.Phase == omv1alpha1.CSVReplacing {
+	if csv.Annotations[omv1.AnnotationDesiredPhase] == omv1.DesiredPhaseReplacing {
+		// A newer CSV of the same Blueprint is taking over; leave its objects be.
+		s.decide(omv1alpha1.CSVReplacing, "BeingReplaced", "a newer version of this installation is taking over")
+		r.setPhase(s)
 		return ctrl.Result{}, nil
 	}
-	for _, step := range []func(context.Context, *scope) (bool, error){r.requirements, r.install, r.judge} {
+	r.startGateOnNewRevision(s)
+	for _, step := range []func(context.Context, *scope) (bool, error){r.requirements, r.build, r.apply, r.judge} {
 		done, err := step(ctx, s)
 		if err != nil {
 			if apierrors.IsConflict(err) {
@@ -108,7 +156,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 type scope struct {
 	csv     *omv1alpha1.ClusterServiceVersion
 	now     time.Time
-	objects *renderedObjects
+	sub     *omv1.Subscription // nil for a CSV without one
+	id      identity.Identity
+	objects []client.Object // rendered, in apply order
+	deploys []*appsv1.Deployment
+	hash    string
 	phase   omv1alpha1.CSVPhase
 	reason  string
 	message string
@@ -117,6 +169,36 @@ type scope struct {
 
 func (s *scope) decide(phase omv1alpha1.CSVPhase, reason, format string, args ...any) {
 	s.phase, s.reason, s.message = phase, reason, fmt.Sprintf(format, args...)
+}
+
+// passedGate reports whether the CSV proved itself healthy for its current revision and
+// objects: from then on it is judged live (degraded is reported, not a failed install).
+func passedGate(st *omv1alpha1.ClusterServiceVersionStatus) bool {
+	return st.Phase == omv1alpha1.CSVSucceeded || (st.Phase == omv1alpha1.CSVFailed && st.Reason == ReasonComponentUnhealthy)
+}
+
+// startGateOnNewRevision starts the health gate again when the Blueprint asks the CSV to
+// carry out another revision (a rollback to it, a retry) or the CSV is new.
+func (r *Reconciler) startGateOnNewRevision(s *scope) {
+	want, _ := strconv.ParseInt(s.csv.Annotations[omv1.AnnotationRevision], 10, 64)
+	st := &s.csv.Status
+	if st.GateStartTime != nil && (want == 0 || want == st.Revision) && st.Phase != omv1alpha1.CSVReplacing {
+		return
+	}
+	r.startGate(s, fmt.Sprintf("revision %d", want))
+	st.Revision = want
+}
+
+// startGate begins a health gate now: the phase is decided afresh, and a failure verdict
+// of an earlier gate no longer sticks.
+func (r *Reconciler) startGate(s *scope, why string) {
+	st := &s.csv.Status
+	now := timePtr(s.now)
+	st.GateStartTime = now
+	if st.Phase != "" && st.Phase != omv1alpha1.CSVPending {
+		r.event(s.csv, false, "GateStarted", "Health gate started for %s", why)
+	}
+	st.Phase, st.Reason, st.Message = "", "", ""
 }
 
 func (r *Reconciler) event(csv *omv1alpha1.ClusterServiceVersion, warning bool, reason, format string, args ...any) {

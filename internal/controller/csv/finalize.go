@@ -3,13 +3,12 @@ package csv
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,74 +16,99 @@ import (
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
-	"github.com/operator-manager/operator-manager/internal/render"
+	"github.com/operator-manager/operator-manager/internal/identity"
 )
 
-// ownedKinds are the kinds a CSV installs; with the kinds of the bundle's other objects
-// they are what its deletion removes. CRDs are never among them: custom resources
-// outlive the operator.
-var ownedKinds = []schema.GroupVersionKind{
-	appsv1.SchemeGroupVersion.WithKind("Deployment"),
-	corev1.SchemeGroupVersion.WithKind("ServiceAccount"),
-	corev1.SchemeGroupVersion.WithKind("Service"),
-	corev1.SchemeGroupVersion.WithKind("ConfigMap"),
-	corev1.SchemeGroupVersion.WithKind("Secret"),
-	rbacv1.SchemeGroupVersion.WithKind("Role"),
-	rbacv1.SchemeGroupVersion.WithKind("RoleBinding"),
-	rbacv1.SchemeGroupVersion.WithKind("ClusterRole"),
-	rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"),
-}
+// deleteLast are the kinds removed only once everything else of the installation is
+// gone: its Deployments serve the webhooks and API services that are removed first, so
+// the cluster is never left with a webhook pointing at nothing.
+var deleteLast = map[string]bool{"Deployment": true}
 
-// finalize removes every object still labelled as this CSV's, in every namespace, then
-// lets the CSV go. Objects a newer CSV took over carry its labels and stay.
+// finalize removes, as the installation's identity, every object of the CSV's inventory
+// that is still the CSV's (webhook configurations and the like first, Deployments last),
+// then lets the CSV go. Objects a newer CSV took over carry its owner annotation and stay.
+// CRDs are never in an inventory: custom resources outlive the operator.
 func (r *Reconciler) finalize(ctx context.Context, csv *omv1alpha1.ClusterServiceVersion) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(csv, omv1.Finalizer) {
 		return ctrl.Result{}, nil
 	}
-	if csv.Status.Phase != omv1alpha1.CSVDeleting {
-		patch := client.MergeFrom(csv.DeepCopy())
-		csv.Status.Phase, csv.Status.Reason, csv.Status.Message = omv1alpha1.CSVDeleting, "Deleting", "removing the objects this version installed"
-		if err := r.Client.Status().Patch(ctx, csv, patch); err != nil {
-			return ctrl.Result{}, client.IgnoreNotFound(err)
+	id := identity.Effective(csv.Namespace, csv.Annotations[omv1.AnnotationServiceAccount], "")
+	var first, last []omv1alpha1.InventoryEntry
+	for _, e := range csv.Status.Inventory {
+		if deleteLast[e.Kind] {
+			last = append(last, e)
+		} else {
+			first = append(first, e)
 		}
 	}
-	kinds := append([]schema.GroupVersionKind{}, ownedKinds...)
-	if others, err := r.otherObjects(csv); err == nil {
-		for _, o := range others {
-			kinds = append(kinds, o.GroupVersionKind())
-		}
+	remaining, err := r.deleteEntries(ctx, csv, id, first)
+	if err == nil && remaining == 0 {
+		remaining, err = r.deleteEntries(ctx, csv, id, last)
 	}
-	sel := client.MatchingLabels{render.LabelOwnerName: render.LabelValue(csv.Name), render.LabelOwnerNamespace: render.LabelValue(csv.Namespace)}
-	remaining := 0
-	seen := map[schema.GroupVersionKind]bool{}
-	for _, gvk := range kinds {
-		if seen[gvk] {
-			continue
-		}
-		seen[gvk] = true
-		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		if err := r.Client.List(ctx, list, sel); err != nil {
-			if meta.IsNoMatchError(err) {
-				continue
-			}
-			return ctrl.Result{}, fmt.Errorf("listing %s of CSV %s/%s: %w", gvk.Kind, csv.Namespace, csv.Name, err)
-		}
-		for i := range list.Items {
-			remaining++
-			if list.Items[i].GetDeletionTimestamp() != nil {
-				continue
-			}
-			if err := r.Client.Delete(ctx, &list.Items[i], client.PropagationPolicy("Background")); client.IgnoreNotFound(err) != nil {
-				return ctrl.Result{}, fmt.Errorf("deleting %s %s: %w", gvk.Kind, list.Items[i].GetName(), err)
-			}
-		}
+	if err != nil {
+		r.event(csv, true, "DeleteFailed", "Cannot remove what %s installed: %v", csv.Name, err)
+		return ctrl.Result{}, err
 	}
 	if remaining > 0 {
+		r.setDeleting(ctx, csv, fmt.Sprintf("waiting for %d objects to be removed", remaining))
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	r.event(csv, false, "Deleted", "Removed every object of %s", csv.Name)
 	patch := client.MergeFrom(csv.DeepCopy())
 	controllerutil.RemoveFinalizer(csv, omv1.Finalizer)
 	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Patch(ctx, csv, patch))
+}
+
+// setDeleting shows the deletion in the CSV's phase, written once.
+func (r *Reconciler) setDeleting(ctx context.Context, csv *omv1alpha1.ClusterServiceVersion, message string) {
+	if csv.Status.Phase == omv1alpha1.CSVDeleting {
+		return
+	}
+	patch := client.MergeFrom(csv.DeepCopy())
+	csv.Status.Phase, csv.Status.Reason, csv.Status.Message = omv1alpha1.CSVDeleting, "Deleting", message
+	_ = r.Client.Status().Patch(ctx, csv, patch)
+}
+
+// deleteEntries deletes the entries that still belong to csv, as id, and returns how many
+// still exist (deleted now or still terminating). An entry whose kind is no longer served
+// is gone with its kind.
+func (r *Reconciler) deleteEntries(ctx context.Context, csv *omv1alpha1.ClusterServiceVersion, id identity.Identity, entries []omv1alpha1.InventoryEntry) (int, error) {
+	cl, err := r.Identities.For(id)
+	if err != nil {
+		return 0, err
+	}
+	reader, err := r.Identities.Reader(id)
+	if err != nil {
+		return 0, err
+	}
+	remaining := 0
+	var refusals []string
+	for _, e := range entries {
+		obj := &metav1.PartialObjectMetadata{}
+		obj.SetGroupVersionKind(schema.FromAPIVersionAndKind(e.APIVersion, e.Kind))
+		if err := reader.Get(ctx, client.ObjectKey{Namespace: e.Namespace, Name: e.Name}, obj); err != nil {
+			if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+				continue
+			}
+			return remaining, err
+		}
+		if !ownedBy(obj, csv) {
+			continue // a newer version of the installation took it over
+		}
+		remaining++
+		if obj.GetDeletionTimestamp() != nil {
+			continue
+		}
+		if err := cl.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
+			if apierrors.IsForbidden(err) {
+				refusals = append(refusals, err.Error())
+				continue
+			}
+			return remaining, fmt.Errorf("deleting %s %s: %w", e.Kind, describeEntry(e), err)
+		}
+	}
+	if len(refusals) > 0 {
+		return remaining, fmt.Errorf("%s may not delete what it installed: %s", id, strings.Join(refusals, "; "))
+	}
+	return remaining, nil
 }

@@ -1,6 +1,8 @@
 package csv
 
 import (
+	"time"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -38,4 +40,9 @@ func (r *Reconciler) setPhase(s *scope) {
 		ready.Status = metav1.ConditionTrue
 	}
 	meta.SetStatusCondition(&csv.Status.Conditions, ready)
+}
+
+func timePtr(t time.Time) *metav1.Time {
+	mt := metav1.NewTime(t)
+	return &mt
 }

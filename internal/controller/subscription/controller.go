@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -43,9 +44,11 @@ type Reconciler struct {
 	DefaultCatalog types.NamespacedName
 	// KubeVersion returns the cluster's version for minKubeVersion checks (zero: unknown).
 	KubeVersion func() semver.Version
+	// Workers is the number of Subscriptions reconciled at once.
+	Workers int
 }
 
-// +kubebuilder:rbac:groups=operators.coreos.com.operator-manager.domain,resources=subscriptions,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=operators.coreos.com.operator-manager.domain,resources=subscriptions,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups=operators.coreos.com.operator-manager.domain,resources=subscriptions/status;subscriptions/finalizers,verbs=get;update;patch
 // +kubebuilder:rbac:groups=operators.coreos.com.operator-manager.domain,resources=blueprints,verbs=get;list;watch;create;update;patch;delete
 
@@ -57,6 +60,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&omv1.Subscription{}).
 		Owns(&omv1.Blueprint{}).
 		Watches(&omv1.CatalogSource{}, handler.EnqueueRequestsFromMapFunc(r.subscriptionsOfCatalog)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.Workers)}).
 		Named("subscription").
 		Complete(r)
 }
@@ -145,8 +149,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 			}
 		default:
 			r.resolved(sub, res)
-			if bp.Spec.ClusterServiceVersionName != res.bundle.CSVName && !resolve.Following(intentOf(sub)) {
-				c := meta.FindStatusCondition(sub.Status.Conditions, omv1.ConditionResolved)
+			c := meta.FindStatusCondition(sub.Status.Conditions, omv1.ConditionResolved)
+			if from := heldBelow(bp); from != "" && resolve.Following(intentOf(sub)) {
+				c.Reason = omv1.ReasonHeldAfterRollback
+				c.Message = fmt.Sprintf("held at %s after a manual rollback from %s: follows channel again when the catalog offers a version newer than %s, or when this Subscription's spec changes",
+					bp.Spec.ClusterServiceVersionName, from, from)
+			} else if bp.Spec.ClusterServiceVersionName != res.bundle.CSVName && !resolve.Following(intentOf(sub)) {
 				c.Message += fmt.Sprintf("; the Blueprint was pointed at %s by hand, which stands until this Subscription's spec changes", bp.Spec.ClusterServiceVersionName)
 			}
 		}
@@ -163,8 +171,10 @@ func intentOf(sub *omv1.Subscription) resolve.Intent {
 }
 
 // followChannel returns the next version a channel-following Subscription moves to, or
-// nil: nothing newer on its channel's edges, a change already under way, or a target that
-// failed and was rolled back (which stays until the catalog offers something newer).
+// nil: nothing newer on its channel's edges, a change already under way, a target that
+// failed and was rolled back (which stays until the catalog offers something newer), or
+// a version a person rolled back to by hand (which stays until the catalog offers a
+// version newer than the one rolled back from, or the Subscription's spec changes).
 func (r *Reconciler) followChannel(sub *omv1.Subscription, bp *omv1.Blueprint, res *resolution) *catalog.Bundle {
 	in := intentOf(sub)
 	if !resolve.Following(in) || bp.Status.CurrentCSV == "" {
@@ -179,7 +189,29 @@ func (r *Reconciler) followChannel(sub *omv1.Subscription, bp *omv1.Blueprint, r
 	if next == nil || next.CSVName == bp.Spec.ClusterServiceVersionName {
 		return nil
 	}
+	if from := heldBelow(bp); from != "" {
+		if v, err := semver.ParseTolerant(from); err == nil && !next.Version.GT(v) {
+			return nil
+		}
+	}
 	return next
+}
+
+// heldBelow is the version a person rolled back from by hand (a Downgrade revision the
+// Subscription did not ask for), or "". The Subscription's own changes are written with
+// the subscription-generation annotation; a hand edit of the Blueprint leaves it behind.
+func heldBelow(bp *omv1.Blueprint) string {
+	for i := len(bp.Status.History) - 1; i >= 0; i-- {
+		h := bp.Status.History[i]
+		if h.Trigger == omv1.TriggerRollback || h.Trigger == omv1.TriggerRetry {
+			continue
+		}
+		if h.Trigger == omv1.TriggerDowngrade && h.Generation == bp.Spec.Generation && h.CSVName == bp.Spec.ClusterServiceVersionName {
+			return h.FromVersion
+		}
+		return ""
+	}
+	return ""
 }
 
 // install resolves the dependencies of the chosen bundle, creates what is missing, and
@@ -224,23 +256,49 @@ func (r *Reconciler) resolve(sub *omv1.Subscription) (*resolution, error) {
 const ReasonPackageConflict = "PackageAlreadySubscribed"
 
 // checkConflict refuses a second Subscription of one package in one namespace: both would
-// own the same Deployments. Versions side by side go in separate namespaces.
+// own the same Deployments. The package of every other Subscription is resolved from its
+// spec (not read from its status, which may not be written yet), and the older one wins
+// (then the smaller name), so two Subscriptions created in the same instant agree on
+// which installs. Versions side by side go in separate namespaces.
 func (r *Reconciler) checkConflict(ctx context.Context, sub *omv1.Subscription, pkg string) error {
 	list := &omv1.SubscriptionList{}
 	if err := r.Client.List(ctx, list, client.InNamespace(sub.Namespace)); err != nil {
 		return err
 	}
-	for _, other := range list.Items {
-		if other.Name == sub.Name || other.Status.Package != pkg || other.Spec.Option == omv1.OptionDelete || !other.DeletionTimestamp.IsZero() {
+	for i := range list.Items {
+		other := &list.Items[i]
+		if other.Name == sub.Name || other.Spec.Option == omv1.OptionDelete || !other.DeletionTimestamp.IsZero() {
 			continue
 		}
-		if other.CreationTimestamp.Before(&sub.CreationTimestamp) || (other.CreationTimestamp.Equal(&sub.CreationTimestamp) && other.Name < sub.Name) {
-			return &resolve.Error{Reason: ReasonPackageConflict, Message: fmt.Sprintf(
-				"Subscription %s already installs package %q in namespace %s; one namespace runs one version of a package (run another version side by side in another namespace)",
-				other.Name, pkg, sub.Namespace)}
+		if !first(other, sub) || packageOf(r, other) != pkg {
+			continue
 		}
+		return &resolve.Error{Reason: ReasonPackageConflict, Message: fmt.Sprintf(
+			"Subscription %s already installs package %q in namespace %s; one namespace runs one version of a package (run another version side by side in another namespace)",
+			other.Name, pkg, sub.Namespace)}
 	}
 	return nil
+}
+
+// first reports whether a comes before b: created earlier, or at the same second with the
+// smaller name.
+func first(a, b *omv1.Subscription) bool {
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	return a.Name < b.Name
+}
+
+// packageOf is the package a Subscription asks for, resolved against its catalog; what
+// its status says when its catalog cannot tell.
+func packageOf(r *Reconciler, sub *omv1.Subscription) string {
+	if res, err := r.resolve(sub); err == nil {
+		return res.bundle.Package
+	}
+	if sub.Spec.Package != "" {
+		return sub.Spec.Package
+	}
+	return sub.Status.Package
 }
 
 // resolveFailed records a resolution failure. It is not retried by backoff: a change of

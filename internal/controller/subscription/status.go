@@ -59,22 +59,31 @@ func (r *Reconciler) mirror(sub *omv1.Subscription, bp *omv1.Blueprint) {
 	} else {
 		removeCondition(sub, omv1.ConditionUpgradePending)
 	}
+	// Healthy is the Blueprint's live judgement of the version that runs.
+	healthy := func(fallbackReason, fallbackMsg string) {
+		if h := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionHealthy); h != nil {
+			setCondition(sub, omv1.ConditionHealthy, h.Status == metav1.ConditionTrue, h.Reason, h.Message)
+			return
+		}
+		setCondition(sub, omv1.ConditionHealthy, false, fallbackReason, fallbackMsg)
+	}
 	switch bp.Status.Phase {
-	case omv1.BlueprintWaitingForApproval:
+	case omv1.BlueprintWaitingForApproval, omv1.BlueprintSucceeded:
 		setCondition(sub, omv1.ConditionInstalled, true, omv1.ReasonSucceeded, bp.Status.CurrentCSV+" is installed")
-		setCondition(sub, omv1.ConditionHealthy, true, omv1.ReasonSucceeded, bp.Status.CurrentCSV+" is healthy")
-	case omv1.BlueprintSucceeded:
-		setCondition(sub, omv1.ConditionInstalled, true, omv1.ReasonSucceeded, bp.Status.CurrentCSV+" is installed")
-		setCondition(sub, omv1.ConditionHealthy, true, omv1.ReasonSucceeded, conditionMessage(ready))
+		healthy(conditionReason(ready), conditionMessage(ready))
 	case omv1.BlueprintRolledBack:
 		setCondition(sub, omv1.ConditionInstalled, true, omv1.ReasonRolledBack, bp.Status.CurrentCSV+" is installed (rolled back)")
-		setCondition(sub, omv1.ConditionHealthy, true, omv1.ReasonRolledBack, bp.Status.CurrentCSV+" is healthy")
+		healthy(omv1.ReasonRolledBack, bp.Status.CurrentCSV+" runs again")
 	case omv1.BlueprintFailed, omv1.BlueprintBlocked:
 		reason, msg := conditionReason(ready), conditionMessage(ready)
 		if bp.Status.CurrentCSV == "" || bp.Status.CurrentCSV != bp.Spec.ClusterServiceVersionName {
 			setCondition(sub, omv1.ConditionInstalled, bp.Status.CurrentCSV != "", reason, msg)
 		}
-		setCondition(sub, omv1.ConditionHealthy, false, reason, msg)
+		if bp.Status.Phase == omv1.BlueprintBlocked && bp.Status.CurrentCSV != "" {
+			healthy(reason, msg) // nothing was changed: the running version's health stands
+		} else {
+			setCondition(sub, omv1.ConditionHealthy, false, reason, msg)
+		}
 	default:
 		reason, msg := omv1.ReasonInstalling, bp.Spec.ClusterServiceVersionName+" is being installed"
 		if ready != nil {

@@ -1,0 +1,90 @@
+package access
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/operator-manager/operator-manager/internal/identity"
+)
+
+func obj(apiVersion, kind, ns, name string) Object {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(apiVersion)
+	u.SetKind(kind)
+	u.SetNamespace(ns)
+	u.SetName(name)
+	return u
+}
+
+func mapper() meta.RESTMapper {
+	m := meta.NewDefaultRESTMapper(nil)
+	m.Add(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, meta.RESTScopeNamespace)
+	m.Add(schema.GroupVersionKind{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole"}, meta.RESTScopeRoot)
+	m.Add(schema.GroupVersionKind{Version: "v1", Kind: "ServiceAccount"}, meta.RESTScopeNamespace)
+	return m
+}
+
+func TestRequests(t *testing.T) {
+	cases := []struct {
+		name    string
+		objs    []Object
+		want    []string
+		wantErr string
+	}{
+		{"namespaced object: create in the namespace, patch by name",
+			[]Object{obj("apps/v1", "Deployment", "team-a", "op")},
+			[]string{`create deployments.apps in namespace team-a`, `patch deployments.apps "op" in namespace team-a`}, ""},
+		{"cluster-scoped object drops a stray namespace",
+			[]Object{obj("rbac.authorization.k8s.io/v1", "ClusterRole", "team-a", "r")},
+			[]string{`create clusterroles.rbac.authorization.k8s.io (cluster-scoped)`, `patch clusterroles.rbac.authorization.k8s.io "r" (cluster-scoped)`}, ""},
+		{"core group and duplicates once",
+			[]Object{obj("v1", "ServiceAccount", "ns", "a"), obj("v1", "ServiceAccount", "ns", "b")},
+			[]string{`create serviceaccounts in namespace ns`, `patch serviceaccounts "a" in namespace ns`, `patch serviceaccounts "b" in namespace ns`}, ""},
+		{"unknown kind is named",
+			[]Object{obj("example.com/v1", "Widget", "ns", "w")}, nil, "does not serve kind Widget in example.com/v1"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Requests(mapper(), tc.objs)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var s []string
+			for _, r := range got {
+				s = append(s, r.String())
+			}
+			if strings.Join(s, "\n") != strings.Join(tc.want, "\n") {
+				t.Fatalf("got\n%s\nwant\n%s", strings.Join(s, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	id := identity.Identity{Namespace: "team-a", Name: "installer"}
+	reqs := []Request{{Verb: "create", Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"},
+		{Verb: "create", Group: "rbac.authorization.k8s.io", Resource: "clusterroles"},
+		{Verb: "patch", Resource: "services", Namespace: "team-a", Name: "x"},
+		{Verb: "create", Resource: "configmaps", Namespace: "team-a"}}
+	got := Describe(id, reqs)
+	want := `ServiceAccount team-a/installer may not create customresourcedefinitions.apiextensions.k8s.io (cluster-scoped); create clusterroles.rbac.authorization.k8s.io (cluster-scoped); patch services "x" in namespace team-a; and 1 more`
+	if got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	if got := identity.Effective("ns", "", "").String(); got != "the manager's own ServiceAccount" {
+		t.Fatalf("manager identity = %q", got)
+	}
+	if got := identity.Effective("ns", "", "deployer").Username(); got != "system:serviceaccount:ns:deployer" {
+		t.Fatalf("default identity = %q", got)
+	}
+}

@@ -1,0 +1,254 @@
+package blueprint
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
+	"github.com/operator-manager/operator-manager/internal/access"
+	"github.com/operator-manager/operator-manager/internal/catalog"
+	"github.com/operator-manager/operator-manager/internal/crdrepair"
+	"github.com/operator-manager/operator-manager/internal/crdsafety"
+	"github.com/operator-manager/operator-manager/internal/kubeapply"
+	"github.com/operator-manager/operator-manager/internal/render"
+)
+
+// Annotations on applied CRDs: which package and version wrote them, so that an older
+// version of the same package, in any namespace, never replaces a newer CRD.
+const (
+	AnnotationCRDPackage = "operator-manager.domain/crd-package"
+	AnnotationCRDVersion = "operator-manager.domain/crd-version"
+)
+
+// checkAccess asks the API server whether the installing identity may make every write
+// the revision needs (its CRDs and every object its CSV installs) before anything is
+// written, and blocks the revision with InsufficientPermissions naming what is missing. A
+// bundle object of a kind the cluster does not serve fails the revision, named.
+func (r *Reconciler) checkAccess(ctx context.Context, s *scope, content *catalog.BundleContent, plan []crdStep) (bool, error) {
+	var objs []access.Object
+	for _, st := range plan {
+		if st.write {
+			objs = append(objs, st.crd)
+		}
+	}
+	own := map[string]bool{} // groups of the bundle's own CRDs: not served until applied
+	for _, u := range content.CRDs {
+		if g, _, _ := unstructuredString(u.Object, "spec", "group"); g != "" {
+			own[g] = true
+		}
+	}
+	var requested []string
+	var config *omv1.SubscriptionConfig
+	if s.sub != nil {
+		requested, config = s.sub.Spec.TargetNamespaces, s.sub.Spec.Config
+	}
+	targets, err := render.TargetNamespaces(content.CSV.Spec.InstallModes, s.bp.Namespace, requested)
+	if err == nil {
+		rendered, err := render.Render(render.Input{Namespace: s.bp.Namespace, CSVName: content.CSV.Name, Package: s.bp.Spec.Package,
+			Spec: &content.CSV.Spec, TargetNamespaces: targets, Config: config, Others: content.Objects})
+		if err == nil {
+			for _, o := range rendered.InApplyOrder() {
+				if !own[o.GetObjectKind().GroupVersionKind().Group] {
+					objs = append(objs, o)
+				}
+			}
+		}
+	} // a CSV that cannot be rendered fails in the CSV controller, with the field named
+	reqs, err := access.Requests(r.Client.RESTMapper(), objs)
+	if err != nil {
+		if meta.IsNoMatchError(err) {
+			r.fail(s, omv1.ReasonInstallFailed, fmt.Sprintf("%s cannot be installed on this cluster: %v", content.CSV.Name, err))
+			return true, nil
+		}
+		return true, err
+	}
+	missing, err := r.Access.Missing(ctx, s.id, reqs)
+	if err != nil {
+		return true, err
+	}
+	if len(missing) > 0 {
+		access.Sort(missing)
+		r.block(s, omv1.ReasonInsufficientPermissions, access.Describe(s.id, missing)+"; nothing was changed")
+		return true, nil
+	}
+	return false, nil
+}
+
+func unstructuredString(obj map[string]any, fields ...string) (string, bool, error) {
+	cur := any(obj)
+	for _, f := range fields {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return "", false, nil
+		}
+		cur = m[f]
+	}
+	s, ok := cur.(string)
+	return s, ok, nil
+}
+
+// crdStep is what a revision does with one CRD of its bundle.
+type crdStep struct {
+	crd     *apiextensionsv1.CustomResourceDefinition // converted, repaired, annotated
+	live    *apiextensionsv1.CustomResourceDefinition // nil when absent
+	changes []string                                  // repairs, in words
+	hash    string
+	write   bool // false: kept as the cluster has it (newer, or already this one)
+}
+
+// planCRDs converts and repairs every CRD of the bundle and decides which must be written:
+// on a downgrade an existing CRD is kept as it is (the cluster's is a superset), and a CRD
+// already as this version applies it is not written again. A CRD that cannot be repaired
+// fails the revision.
+func (r *Reconciler) planCRDs(ctx context.Context, s *scope, content *catalog.BundleContent) ([]crdStep, bool, error) {
+	var plan []crdStep
+	for _, u := range content.CRDs {
+		crd, changes, err := crdrepair.Repair(u)
+		if err != nil {
+			r.fail(s, ReasonCRDRefused, fmt.Sprintf("CRD %s of %s cannot be installed: %v", u.GetName(), content.CSV.Name, err))
+			return nil, true, nil
+		}
+		st := crdStep{crd: crd, changes: changes, write: true}
+		if st.hash, err = crdHash(crd, s.bp.Spec.Package, s.work.Version); err != nil {
+			return nil, false, err
+		}
+		annotate(crd, s.bp.Spec.Package, s.work.Version, st.hash)
+		live := &apiextensionsv1.CustomResourceDefinition{}
+		if err := r.APIReader.Get(ctx, client.ObjectKey{Name: crd.Name}, live); err == nil {
+			st.live = live
+		} else if client.IgnoreNotFound(err) != nil {
+			return nil, false, err
+		}
+		switch {
+		case st.live != nil && (downgrade(s) || newerLive(st.live, s.bp.Spec.Package, s.work.Version)):
+			st.write = false
+			st.changes = append(st.changes, fmt.Sprintf("kept the cluster's CRD, which a newer version (%s) installed: not replaced by this older version's",
+				st.live.Annotations[AnnotationCRDVersion]))
+		case st.live != nil && st.live.Annotations[omv1.AnnotationCRDHash] == st.hash:
+			st.write = false
+		}
+		plan = append(plan, st)
+	}
+	return plan, false, nil
+}
+
+// applyCRDs runs the preflight on every CRD to write before changing any (stored versions
+// kept, existing custom resources still valid, listed as the installing identity), applies
+// them as that identity and waits until each is Established. A CRD is never deleted here.
+func (r *Reconciler) applyCRDs(ctx context.Context, s *scope, content *catalog.BundleContent, plan []crdStep) ([]omv1alpha1.CRDRepair, bool, error) {
+	var repairs []omv1alpha1.CRDRepair
+	dyn, err := r.Identities.Dynamic(s.id)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, st := range plan {
+		if len(st.changes) > 0 {
+			repairs = append(repairs, omv1alpha1.CRDRepair{Name: st.crd.Name, Changes: st.changes})
+		}
+		if !st.write {
+			if st.live.Annotations[omv1.AnnotationCRDHash] != st.hash {
+				r.event(s.bp, false, "CRDKept", "Kept CRD %s from the newer version while changing to %s", st.crd.Name, content.CSV.Name)
+			}
+			continue
+		}
+		rv := ""
+		if st.live != nil {
+			rv = st.live.ResourceVersion
+		}
+		key := st.crd.Name + "/" + rv + "/" + st.hash
+		if r.checked.has(key) {
+			continue
+		}
+		_, v, err := crdsafety.Preflight(ctx, r.APIReader, dyn, st.crd)
+		if err != nil {
+			if refusal := kubeapply.Classify(err); refusal.Reason == omv1.ReasonInsufficientPermissions {
+				r.block(s, omv1.ReasonInsufficientPermissions, fmt.Sprintf("%s may not read the custom resources the CRD preflight of %s must check: %v; nothing was changed", s.id, st.crd.Name, err))
+				return nil, true, nil
+			}
+			return nil, false, err
+		}
+		if v != nil {
+			r.block(s, omv1.ReasonCRDPreflightFailed, v.Error()+"; nothing was changed")
+			return nil, true, nil
+		}
+		r.checked.add(key)
+	}
+	cl, err := r.Identities.For(s.id)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, st := range plan {
+		if !st.write {
+			continue
+		}
+		if err := kubeapply.Apply(ctx, cl, st.crd); err != nil {
+			refusal := kubeapply.Classify(err)
+			if !refusal.Permanent {
+				return nil, false, err
+			}
+			if refusal.Reason == omv1.ReasonInsufficientPermissions {
+				r.block(s, refusal.Reason, fmt.Sprintf("%s may not apply CRD %s of %s: %v", s.id, st.crd.Name, content.CSV.Name, err))
+			} else {
+				r.fail(s, ReasonCRDRefused, fmt.Sprintf("the API server refused CRD %s of %s: %v", st.crd.Name, content.CSV.Name, err))
+			}
+			return nil, true, nil
+		}
+	}
+	for _, st := range plan {
+		if !st.write {
+			continue
+		}
+		live := &apiextensionsv1.CustomResourceDefinition{}
+		if err := r.APIReader.Get(ctx, client.ObjectKey{Name: st.crd.Name}, live); err != nil || !established(live) {
+			// CRDs are not cached (the manager would hold every CRD of the cluster); they
+			// become Established within moments of being applied.
+			r.progress(s, ReasonWaitingForCRDs, "waiting for CRD "+st.crd.Name+" to be Established")
+			s.result = ctrl.Result{RequeueAfter: 500 * time.Millisecond}
+			return nil, true, client.IgnoreNotFound(err)
+		}
+	}
+	sort.Slice(repairs, func(i, j int) bool { return repairs[i].Name < repairs[j].Name })
+	return repairs, false, nil
+}
+
+// crdHash is the digest of a CRD as this package version applies it.
+func crdHash(crd *apiextensionsv1.CustomResourceDefinition, pkg, version string) (string, error) {
+	data, err := json.Marshal(struct {
+		Spec             apiextensionsv1.CustomResourceDefinitionSpec
+		Labels           map[string]string
+		Package, Version string
+	}{crd.Spec, crd.Labels, pkg, version})
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:]), nil
+}
+
+func annotate(crd *apiextensionsv1.CustomResourceDefinition, pkg, version, hash string) {
+	crd.APIVersion, crd.Kind = "apiextensions.k8s.io/v1", "CustomResourceDefinition"
+	if crd.Annotations == nil {
+		crd.Annotations = map[string]string{}
+	}
+	crd.Annotations[AnnotationCRDPackage], crd.Annotations[AnnotationCRDVersion] = pkg, version
+	crd.Annotations[omv1.AnnotationCRDHash] = hash
+}
+
+// newerLive reports whether the live CRD was written by a newer version of the package.
+func newerLive(live *apiextensionsv1.CustomResourceDefinition, pkg, version string) bool {
+	if live.Annotations[AnnotationCRDPackage] != pkg {
+		return false
+	}
+	return older(version, live.Annotations[AnnotationCRDVersion])
+}

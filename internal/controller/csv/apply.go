@@ -1,0 +1,253 @@
+package csv
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
+	"github.com/operator-manager/operator-manager/internal/kubeapply"
+	"github.com/operator-manager/operator-manager/internal/metrics"
+	"github.com/operator-manager/operator-manager/internal/render"
+)
+
+// installRetryBudget is how long an apply the API server refuses for good (Forbidden,
+// Invalid, an unknown kind, an immutable field) is retried before the CSV fails with the
+// refusal: long enough for a right granted a moment late, short enough that nothing waits
+// forever.
+const installRetryBudget = 15 * time.Second
+
+// ConditionInstalled on a CSV: every object applied as rendered (True), or the refusal.
+const ConditionInstalled = "Installed"
+
+// apply server-side applies the rendered objects as the installation's identity when
+// they changed (a new version, a new config) or when one of them drifted (deleted or
+// edited by hand), records them in the inventory, and removes what the installation no
+// longer renders. Nothing is written when nothing changed.
+func (r *Reconciler) apply(ctx context.Context, s *scope) (bool, error) {
+	st := &s.csv.Status
+	changed := s.hash != st.RenderHash
+	if s.sub != nil && s.sub.Spec.Paused && st.RenderHash != "" {
+		return false, nil // paused: neither a new config nor drift repair reaches the cluster
+	}
+	drift := ""
+	if !changed {
+		var err error
+		if drift, err = r.drift(ctx, s); err != nil || drift == "" {
+			return false, err
+		}
+	}
+	if changed && passedGate(st) {
+		// A new config (or identity) of a running version rolls its Deployments through
+		// the health gate, without a new version.
+		r.startGate(s, "a configuration change")
+	}
+	cl, err := r.Identities.For(s.id)
+	if err != nil {
+		return true, err
+	}
+	inventory := make([]omv1alpha1.InventoryEntry, 0, len(s.objects))
+	for _, obj := range s.objects {
+		applied, err := kubeapply.ApplyAndGet(ctx, cl, obj)
+		if err != nil {
+			return r.refused(s, err)
+		}
+		inventory = append(inventory, entryOf(applied))
+	}
+	if err := r.prune(ctx, s, inventory); err != nil {
+		return true, err
+	}
+	if drift != "" {
+		r.event(s.csv, true, "DriftRepaired", "Restored what was changed by hand: %s", drift)
+	} else if st.RenderHash == "" {
+		r.event(s.csv, false, ReasonInstalling, "Applied %d objects as %s", len(s.objects), s.id)
+	}
+	st.Inventory, st.RenderHash = inventory, s.hash
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: ConditionInstalled, Status: metav1.ConditionTrue, Reason: "Applied",
+		Message: fmt.Sprintf("%d objects applied as %s", len(inventory), s.id), ObservedGeneration: s.csv.Generation})
+	return false, nil
+}
+
+// refused handles an apply the API server refused: a transient error is returned for a
+// retry with backoff; a lasting refusal is retried for installRetryBudget and then fails
+// the CSV with the refusal named (the Blueprint then applies its rollback policy).
+func (r *Reconciler) refused(s *scope, err error) (bool, error) {
+	ref := kubeapply.Classify(err)
+	if !ref.Permanent {
+		return true, err
+	}
+	st := &s.csv.Status
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: ConditionInstalled, Status: metav1.ConditionFalse, Reason: ref.Reason,
+		Message: err.Error(), ObservedGeneration: s.csv.Generation})
+	since := meta.FindStatusCondition(st.Conditions, ConditionInstalled).LastTransitionTime.Time
+	if since.IsZero() {
+		since = s.now
+	}
+	if waited := s.now.Sub(since); waited < installRetryBudget && !passedGate(st) {
+		s.decide(omv1alpha1.CSVInstalling, ref.Reason, "the API server refused an object; retrying for %s: %v", (installRetryBudget - waited).Round(time.Second), err)
+		s.result = ctrl.Result{RequeueAfter: installRetryBudget/3 + time.Second}
+		return true, nil
+	}
+	s.decide(omv1alpha1.CSVFailed, ref.Reason, "%v", err)
+	s.result = ctrl.Result{RequeueAfter: resyncAfterGate}
+	return true, nil
+}
+
+func entryOf(u *unstructured.Unstructured) omv1alpha1.InventoryEntry {
+	e := omv1alpha1.InventoryEntry{APIVersion: u.GetAPIVersion(), Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
+	e.Fingerprint = fingerprint(e.Kind, u)
+	return e
+}
+
+// fingerprint is what tells a hand edit: a Deployment's generation (its status changes
+// all the time, its spec only when someone changes it), other kinds' resourceVersion.
+func fingerprint(kind string, o metav1.Object) string {
+	if kind == "Deployment" {
+		return "generation:" + strconv.FormatInt(o.GetGeneration(), 10)
+	}
+	return "resourceVersion:" + o.GetResourceVersion()
+}
+
+// watchedKinds are the installed kinds the manager caches (restricted to its own objects
+// by label): their drift is seen at once, through an event.
+var watchedKinds = map[string]func() client.Object{
+	"Deployment":         func() client.Object { return &appsv1.Deployment{} },
+	"ServiceAccount":     func() client.Object { return &corev1.ServiceAccount{} },
+	"Service":            func() client.Object { return &corev1.Service{} },
+	"Role":               func() client.Object { return &rbacv1.Role{} },
+	"RoleBinding":        func() client.Object { return &rbacv1.RoleBinding{} },
+	"ClusterRole":        func() client.Object { return &rbacv1.ClusterRole{} },
+	"ClusterRoleBinding": func() client.Object { return &rbacv1.ClusterRoleBinding{} },
+}
+
+// deepChecks remembers when each CSV last had the kinds that are not watched read back.
+var deepChecks = struct {
+	sync.Mutex
+	last map[types.UID]time.Time
+}{last: map[types.UID]time.Time{}}
+
+func deepCheckDue(uid types.UID, now time.Time) bool {
+	deepChecks.Lock()
+	defer deepChecks.Unlock()
+	if t, ok := deepChecks.last[uid]; ok && now.Sub(t) < resyncAfterGate {
+		return false
+	}
+	deepChecks.last[uid] = now
+	return true
+}
+
+// drift names the first inventoried object that was deleted or changed by someone else,
+// or "". Watched kinds are read from the cache on every reconcile (and what the cache
+// says is confirmed with a direct read, since it may lag behind an apply just made); the
+// others (Secrets, ConfigMaps, the bundle's other kinds) by their metadata only, once per
+// resync period.
+func (r *Reconciler) drift(ctx context.Context, s *scope) (string, error) {
+	deep := deepCheckDue(s.csv.UID, s.now)
+	for _, e := range s.csv.Status.Inventory {
+		key := client.ObjectKey{Namespace: e.Namespace, Name: e.Name}
+		if newObj, ok := watchedKinds[e.Kind]; ok {
+			obj := newObj()
+			err := r.Client.Get(ctx, key, obj)
+			if err != nil && !apierrors.IsNotFound(err) {
+				return "", err
+			}
+			if err == nil && (e.Fingerprint == "" || fingerprint(e.Kind, obj) == e.Fingerprint) {
+				continue
+			}
+		} else if !deep {
+			continue
+		}
+		how, err := r.driftedLive(ctx, s, e)
+		if err != nil || how != "" {
+			if how != "" {
+				return r.drifted(s, e, how), nil
+			}
+			return "", err
+		}
+	}
+	return "", nil
+}
+
+// driftedLive reads an object's metadata from the API server and says how it drifted:
+// "deleted", "changed", "no longer served", or "".
+func (r *Reconciler) driftedLive(ctx context.Context, s *scope, e omv1alpha1.InventoryEntry) (string, error) {
+	reader, err := r.Identities.Reader(s.id)
+	if err != nil {
+		return "", err
+	}
+	obj := &metav1.PartialObjectMetadata{}
+	obj.SetGroupVersionKind(schema.FromAPIVersionAndKind(e.APIVersion, e.Kind))
+	if err := reader.Get(ctx, client.ObjectKey{Namespace: e.Namespace, Name: e.Name}, obj); err != nil {
+		switch {
+		case apierrors.IsNotFound(err):
+			return "deleted", nil
+		case meta.IsNoMatchError(err):
+			return "no longer served", nil
+		}
+		return "", err
+	}
+	if e.Fingerprint != "" && fingerprint(e.Kind, obj) != e.Fingerprint {
+		return "changed", nil
+	}
+	return "", nil
+}
+
+func (r *Reconciler) drifted(s *scope, e omv1alpha1.InventoryEntry, how string) string {
+	metrics.DriftRepairs.WithLabelValues(s.csv.Labels[omv1.LabelPackage], e.Kind).Inc()
+	return fmt.Sprintf("%s %s was %s", e.Kind, describeEntry(e), how)
+}
+
+func describeEntry(e omv1alpha1.InventoryEntry) string {
+	if e.Namespace == "" {
+		return e.Name
+	}
+	return e.Namespace + "/" + e.Name
+}
+
+// prune deletes, as the installation's identity, the objects of the previous inventory
+// that are no longer rendered (a target namespace dropped, a bundle object removed), if
+// they are still this CSV's.
+func (r *Reconciler) prune(ctx context.Context, s *scope, next []omv1alpha1.InventoryEntry) error {
+	keep := map[string]bool{}
+	for _, e := range next {
+		keep[refKey(e)] = true
+	}
+	var gone []omv1alpha1.InventoryEntry
+	for _, e := range s.csv.Status.Inventory {
+		if !keep[refKey(e)] {
+			gone = append(gone, e)
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	_, err := r.deleteEntries(ctx, s.csv, s.id, gone)
+	return err
+}
+
+func refKey(e omv1alpha1.InventoryEntry) string {
+	gv, _ := schema.ParseGroupVersion(e.APIVersion)
+	return gv.Group + "/" + e.Kind + "/" + e.Namespace + "/" + e.Name
+}
+
+// ownedBy reports whether an object still belongs to the CSV: objects that pass to the
+// next version of an installation (its Deployments, service accounts) carry the newer
+// CSV's owner annotation and must stay.
+func ownedBy(o metav1.Object, csv *omv1alpha1.ClusterServiceVersion) bool {
+	return o.GetAnnotations()[render.AnnotationOwner] == csv.Namespace+"/"+csv.Name
+}

@@ -1,0 +1,143 @@
+package csv
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
+	"github.com/operator-manager/operator-manager/internal/bundles"
+	"github.com/operator-manager/operator-manager/internal/catalog"
+	"github.com/operator-manager/operator-manager/internal/identity"
+	"github.com/operator-manager/operator-manager/internal/kubeapply"
+	"github.com/operator-manager/operator-manager/internal/render"
+)
+
+// build renders the CSV with its Subscription's overrides into the objects to apply, and
+// the digest of everything that shapes them.
+func (r *Reconciler) build(ctx context.Context, s *scope) (bool, error) {
+	csv := s.csv
+	if name := csv.Labels[omv1.LabelSubscription]; name != "" {
+		sub := &omv1.Subscription{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: csv.Namespace, Name: name}, sub); err == nil {
+			s.sub = sub
+		} else if !apierrors.IsNotFound(err) {
+			return true, err
+		}
+	}
+	// The Blueprint writes the effective identity (the Subscription's ServiceAccount or the
+	// manager's default) on the CSV, so the CSV and its Blueprint always agree.
+	s.id = identity.Effective(csv.Namespace, csv.Annotations[omv1.AnnotationServiceAccount], "")
+	var requested []string
+	var config *omv1.SubscriptionConfig
+	if s.sub != nil {
+		requested, config = s.sub.Spec.TargetNamespaces, s.sub.Spec.Config
+	}
+	targets, err := render.TargetNamespaces(csv.Spec.InstallModes, csv.Namespace, requested)
+	if err != nil {
+		s.decide(omv1alpha1.CSVFailed, "UnsupportedOperatorGroup", "%v", err)
+		return true, nil
+	}
+	others, err := r.otherObjects(ctx, csv)
+	if errors.Is(err, bundles.ErrNotKept) {
+		s.decide(omv1alpha1.CSVPending, ReasonBundleUnavailable, "%v", err)
+		s.result = ctrl.Result{RequeueAfter: 10 * pollWhileInstalling}
+		return true, nil
+	}
+	if err != nil {
+		return true, err
+	}
+	objs, err := render.Render(render.Input{Namespace: csv.Namespace, CSVName: csv.Name, Package: csv.Labels[omv1.LabelPackage],
+		Spec: &csv.Spec, TargetNamespaces: targets, Config: config, Others: others})
+	if err != nil {
+		s.decide(omv1alpha1.CSVFailed, ReasonInvalidCSV, "%v", err)
+		return true, nil
+	}
+	s.deploys = objs.Deployments
+	s.objects = objs.InApplyOrder()
+	for _, obj := range s.objects {
+		if obj.GetNamespace() == csv.Namespace {
+			if err := controllerutil.SetControllerReference(csv, obj, r.Client.Scheme()); err != nil {
+				return true, err
+			}
+		}
+	}
+	if s.hash, err = renderHash(s.objects, s.id); err != nil {
+		return true, err
+	}
+	csv.Status.CRDRepairs = crdRepairs(csv)
+	return false, nil
+}
+
+// renderHash is the digest of the objects to apply and of who applies them: when it
+// changes, they are applied again and the Deployments go through the health gate.
+func renderHash(objs []client.Object, id identity.Identity) (string, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "identity=%s\n", id.Username())
+	for _, o := range objs {
+		u, err := kubeapply.ToUnstructured(o)
+		if err != nil {
+			return "", err
+		}
+		data, err := json.Marshal(u.Object) // maps marshal with sorted keys: stable
+		if err != nil {
+			return "", err
+		}
+		h.Write(data)
+		h.Write([]byte{'\n'})
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// otherObjects are the bundle's manifests besides the CSV and CRDs, read by the digest
+// the Blueprint controller recorded, from the local cache or the copy in the cluster. A
+// CSV created by hand has none.
+func (r *Reconciler) otherObjects(ctx context.Context, csv *omv1alpha1.ClusterServiceVersion) ([]*unstructured.Unstructured, error) {
+	digest := csv.Annotations[omv1.AnnotationBundleDigest]
+	if digest == "" || r.Bundles == nil {
+		return nil, nil
+	}
+	owner := metav1ControllerName(csv)
+	files, err := r.Bundles.Get(ctx, csv.Namespace, owner, digest)
+	if err != nil {
+		return nil, fmt.Errorf("reading bundle %s of CSV %s: %w", digest, csv.Name, err)
+	}
+	content, err := catalog.ContentFromFiles(files)
+	if err != nil {
+		return nil, fmt.Errorf("parsing bundle %s of CSV %s: %w", digest, csv.Name, err)
+	}
+	return content.Objects, nil
+}
+
+// metav1ControllerName is the name of the CSV's Blueprint (its controller), where the
+// bundle is stored; a CSV made by hand falls back to its Subscription label.
+func metav1ControllerName(csv *omv1alpha1.ClusterServiceVersion) string {
+	for _, ref := range csv.OwnerReferences {
+		if ref.Controller != nil && *ref.Controller && ref.Kind == "Blueprint" {
+			return ref.Name
+		}
+	}
+	return csv.Labels[omv1.LabelSubscription]
+}
+
+func crdRepairs(csv *omv1alpha1.ClusterServiceVersion) []omv1alpha1.CRDRepair {
+	raw := csv.Annotations[omv1.AnnotationCRDRepairs]
+	if raw == "" {
+		return nil
+	}
+	var out []omv1alpha1.CRDRepair
+	if err := json.Unmarshal([]byte(raw), &out); err != nil {
+		return []omv1alpha1.CRDRepair{{Name: "(annotation)", Changes: []string{"unreadable " + omv1.AnnotationCRDRepairs + ": " + err.Error()}}}
+	}
+	return out
+}

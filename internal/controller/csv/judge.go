@@ -1,0 +1,116 @@
+package csv
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
+	"github.com/operator-manager/operator-manager/internal/health"
+)
+
+// judge derives the phase from the Deployments and their pods. Within the health gate a
+// failure verdict (or the gate's timeout) fails the CSV and sticks until the gate starts
+// again; after the gate the CSV is judged live: unhealthy is Failed ComponentUnhealthy,
+// and healthy again is Succeeded again.
+func (r *Reconciler) judge(ctx context.Context, s *scope) (bool, error) {
+	csv := s.csv
+	started := s.now
+	if csv.Status.GateStartTime != nil {
+		started = csv.Status.GateStartTime.Time
+	}
+	timeout := DefaultHealthTimeout
+	if v := csv.Annotations[omv1.AnnotationHealthTimeout]; v != "" {
+		if d, err := time.ParseDuration(v); err == nil && d > 0 {
+			timeout = d
+		}
+	}
+	var verdicts []health.Verdict
+	for _, want := range s.deploys {
+		in, err := r.healthInput(ctx, want)
+		if err != nil {
+			return true, err
+		}
+		if in == nil {
+			verdicts = append(verdicts, health.Verdict{State: health.Progressing, Reason: health.ReasonDeploymentMissing,
+				Message: fmt.Sprintf("deployment %s does not exist yet", want.Name)})
+			continue
+		}
+		in.Started, in.Timeout, in.Now = started, timeout, s.now
+		verdicts = append(verdicts, health.Deployment(*in))
+	}
+	v := health.Operator(verdicts)
+	st := &csv.Status
+	live := passedGate(st)
+	switch {
+	case v.State == health.Healthy:
+		s.decide(omv1alpha1.CSVSucceeded, ReasonInstallSucceeded, "%s", v.Message)
+		s.result = ctrl.Result{RequeueAfter: resyncAfterGate}
+	case live:
+		// Not a version problem: reported, never rolled back. Deployment events bring it
+		// back to Succeeded when it recovers; pods are looked at again meanwhile.
+		s.decide(omv1alpha1.CSVFailed, ReasonComponentUnhealthy, "%s", v.Message)
+		s.result = ctrl.Result{RequeueAfter: 10 * pollWhileInstalling}
+	case st.Phase == omv1alpha1.CSVFailed && st.Reason != ReasonComponentUnhealthy:
+		// A gate's verdict stays until the gate starts again (a new revision or config): a
+		// failed version does not flap back to Installing and start a new timeout.
+		s.decide(omv1alpha1.CSVFailed, st.Reason, "%s", st.Message)
+		s.result = ctrl.Result{RequeueAfter: 10 * pollWhileInstalling}
+	case v.State == health.Failed:
+		s.decide(omv1alpha1.CSVFailed, v.Reason, "%s", v.Message)
+		s.result = ctrl.Result{RequeueAfter: 10 * pollWhileInstalling}
+	default:
+		s.decide(omv1alpha1.CSVInstalling, ReasonInstalling, "%s", v.Message)
+		s.result = ctrl.Result{RequeueAfter: pollWhileInstalling}
+	}
+	return true, nil
+}
+
+// healthInput gathers one Deployment, its pods, its ReplicaSets and its current template
+// hash; nil when the Deployment does not exist.
+func (r *Reconciler) healthInput(ctx context.Context, want *appsv1.Deployment) (*health.Input, error) {
+	// Read fresh: a cached Deployment may predate the apply just made, and would report
+	// the previous template's replicas as this version's.
+	d := &appsv1.Deployment{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(want), d); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+	if err != nil {
+		return nil, fmt.Errorf("deployment %s: %w", d.Name, err)
+	}
+	pods := &corev1.PodList{}
+	if err := r.APIReader.List(ctx, pods, client.InNamespace(d.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		return nil, err
+	}
+	rss := &appsv1.ReplicaSetList{}
+	if err := r.APIReader.List(ctx, rss, client.InNamespace(d.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		return nil, err
+	}
+	in := &health.Input{Deployment: d}
+	rev := d.Annotations["deployment.kubernetes.io/revision"]
+	for _, rs := range rss.Items {
+		if !metav1.IsControlledBy(&rs, d) {
+			continue
+		}
+		in.ReplicaSets = append(in.ReplicaSets, rs)
+		if rev != "" && rs.Annotations["deployment.kubernetes.io/revision"] == rev {
+			in.CurrentHash = rs.Labels[appsv1.DefaultDeploymentUniqueLabelKey]
+		}
+	}
+	sort.Slice(pods.Items, func(i, j int) bool { return pods.Items[i].Name < pods.Items[j].Name })
+	in.Pods = pods.Items
+	return in, nil
+}

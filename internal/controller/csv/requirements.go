@@ -1,0 +1,97 @@
+package csv
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	olm "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
+)
+
+// Reasons of CSV phases.
+const (
+	ReasonRequirementsNotMet = "RequirementsNotMet"
+	ReasonInvalidCSV         = "InvalidInstallStrategy"
+	ReasonInstallSucceeded   = "InstallSucceeded"
+	ReasonInstalling         = "InstallWaiting"
+	ReasonRequirementsMet    = "AllRequirementsMet"
+	ReasonBundleUnavailable  = "BundleUnavailable"
+	// ReasonComponentUnhealthy, as OLM's: a CSV that passed its health gate is not
+	// healthy now. It is reported, not rolled back: that is not a version problem.
+	ReasonComponentUnhealthy = "ComponentUnhealthy"
+)
+
+// requirements checks that every CRD the CSV owns or requires is Established and serves
+// the version the CSV names, and records each as OLM's requirementStatus does.
+func (r *Reconciler) requirements(ctx context.Context, s *scope) (bool, error) {
+	crds := s.csv.Spec.CustomResourceDefinitions
+	var status []olm.RequirementStatus
+	var missing []string
+	check := func(d olm.CRDDescription) error {
+		st := olm.RequirementStatus{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition", Name: d.Name}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		err := r.APIReader.Get(ctx, client.ObjectKey{Name: d.Name}, crd)
+		switch {
+		case apierrors.IsNotFound(err):
+			st.Status, st.Message = olm.RequirementStatusReasonNotPresent, "CRD is not present"
+		case err != nil:
+			return err
+		case !established(crd):
+			st.Status, st.Message = olm.RequirementStatusReasonNotAvailable, "CRD is not yet Established"
+		case d.Version != "" && !served(crd, d.Version):
+			st.Status, st.Message = olm.RequirementStatusReasonNotAvailable, fmt.Sprintf("CRD does not serve version %s", d.Version)
+		default:
+			st.Status, st.Message = olm.RequirementStatusReasonPresent, "CRD is present and Established"
+		}
+		if st.Status != olm.RequirementStatusReasonPresent {
+			missing = append(missing, d.Name+" ("+st.Message+")")
+		}
+		status = append(status, st)
+		return nil
+	}
+	for _, d := range append(append([]olm.CRDDescription{}, crds.Owned...), crds.Required...) {
+		if d.Name == "" {
+			continue // nothing to look up; the catalog loader reports such CSVs
+		}
+		if err := check(d); err != nil {
+			return true, err
+		}
+	}
+	s.csv.Status.RequirementStatus = status
+	if len(missing) > 0 {
+		msg := "requirements not met: " + strings.Join(missing, "; ")
+		if passedGate(&s.csv.Status) {
+			s.decide(omv1alpha1.CSVFailed, ReasonComponentUnhealthy, "%s", msg)
+		} else {
+			s.decide(omv1alpha1.CSVPending, ReasonRequirementsNotMet, "%s", msg)
+		}
+		s.result = ctrl.Result{RequeueAfter: pollWhileInstalling}
+		return true, nil
+	}
+	s.decide(omv1alpha1.CSVInstallReady, ReasonRequirementsMet, "all requirements met")
+	return false, nil
+}
+
+func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	for _, c := range crd.Status.Conditions {
+		if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+func served(crd *apiextensionsv1.CustomResourceDefinition, version string) bool {
+	for _, v := range crd.Spec.Versions {
+		if v.Name == version && v.Served {
+			return true
+		}
+	}
+	return false
+}

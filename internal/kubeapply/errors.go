@@ -1,0 +1,48 @@
+package kubeapply
+
+import (
+	"errors"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+)
+
+// Refusal is how the API server refused a write: Reason is a condition reason, Permanent
+// says whether trying again without a change can help. Forbidden is counted as permanent
+// too: a right granted later is picked up by the next revision or retry, but an
+// installation must not wait for one forever.
+type Refusal struct {
+	Reason    string
+	Permanent bool
+}
+
+// Classify sorts an apply error: refusals that will not heal by themselves (Forbidden,
+// Invalid, an immutable field, a kind the API server does not serve, a bad request) are
+// permanent; conflicts, timeouts, throttling and server errors are transient.
+func Classify(err error) Refusal {
+	switch {
+	case err == nil:
+		return Refusal{}
+	case apierrors.IsForbidden(err):
+		return Refusal{Reason: omv1.ReasonInsufficientPermissions, Permanent: true}
+	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err), meta.IsNoMatchError(err), apierrors.IsMethodNotSupported(err),
+		isNotServed(err), strings.Contains(err.Error(), "field is immutable"):
+		return Refusal{Reason: omv1.ReasonInstallFailed, Permanent: true}
+	default:
+		return Refusal{Reason: "ApplyError"}
+	}
+}
+
+// isNotServed is a 404 for the resource type itself (the group/version is not served),
+// not for one object.
+func isNotServed(err error) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || !apierrors.IsNotFound(err) {
+		return false
+	}
+	d := status.Status().Details
+	return d == nil || d.Name == ""
+}

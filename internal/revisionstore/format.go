@@ -1,0 +1,97 @@
+package revisionstore
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/operator-manager/operator-manager/internal/catalog"
+)
+
+// storedBundle is the JSON of an entry. It has its own field names rather than
+// catalog.File's, so that renaming a Go field can never make stored revisions unreadable.
+type storedBundle struct {
+	Digest string       `json:"digest"`
+	Files  []storedFile `json:"files"`
+}
+
+type storedFile struct {
+	Name string `json:"name"`
+	Data []byte `json:"data"`
+}
+
+// encode returns the compressed payload of a bundle.
+func encode(digest string, files []catalog.File) ([]byte, error) {
+	sb := storedBundle{Digest: digest, Files: make([]storedFile, len(files))}
+	for i, f := range files {
+		sb.Files[i] = storedFile{Name: f.Name, Data: f.Data}
+	}
+	raw, err := json.Marshal(sb)
+	if err != nil {
+		return nil, fmt.Errorf("encoding bundle %s: %w", digest, err)
+	}
+	// Never write what decode would refuse to read.
+	if len(raw) > maxDecoded {
+		return nil, fmt.Errorf("bundle %s is too large to store: %d bytes of JSON, at most %d", digest, len(raw), maxDecoded)
+	}
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(raw); err != nil {
+		return nil, fmt.Errorf("compressing bundle %s: %w", digest, err)
+	}
+	if err := zw.Close(); err != nil {
+		return nil, fmt.Errorf("compressing bundle %s: %w", digest, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// decode returns the files of a compressed payload, checked against digest: both the
+// digest the entry claims and the digest of the files themselves.
+func decode(digest string, payload []byte) ([]catalog.File, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(payload))
+	if err != nil {
+		return nil, fmt.Errorf("decompressing: %w", err)
+	}
+	// Reading to the end makes gzip check its CRC and length.
+	raw, err := io.ReadAll(io.LimitReader(zr, maxDecoded+1))
+	if err != nil {
+		return nil, fmt.Errorf("decompressing: %w", err)
+	}
+	if len(raw) > maxDecoded {
+		return nil, fmt.Errorf("decompressed content exceeds %d bytes", maxDecoded)
+	}
+	var sb storedBundle
+	if err := json.Unmarshal(raw, &sb); err != nil {
+		return nil, fmt.Errorf("decoding: %w", err)
+	}
+	if sb.Digest != digest {
+		return nil, fmt.Errorf("it holds bundle %s", sb.Digest)
+	}
+	files := make([]catalog.File, len(sb.Files))
+	for i, f := range sb.Files {
+		files[i] = catalog.File{Name: f.Name, Data: f.Data}
+	}
+	if got := catalog.DigestFiles(files); got != digest {
+		return nil, fmt.Errorf("its files have digest %s", got)
+	}
+	return files, nil
+}
+
+// split cuts a payload into chunks of at most size bytes; an empty payload is one chunk.
+func split(payload []byte, size int) [][]byte {
+	var chunks [][]byte
+	for len(payload) > size {
+		chunks = append(chunks, payload[:size:size])
+		payload = payload[size:]
+	}
+	return append(chunks, payload)
+}
+
+func sha(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
