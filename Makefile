@@ -44,9 +44,28 @@ verify: generate ## Fail when generated files are stale, code is not gofmt'd, or
 controlplane: ## Build (or find cached) etcd, kube-apiserver, controller-manager, scheduler and kwok.
 	go run ./cmd/operator-manager dev build
 
+# How long each fuzz target runs: FUZZTIME in `make fuzz`, TEST_FUZZTIME in `make test`.
+FUZZTIME       ?= 10s
+TEST_FUZZTIME  ?= 5s
+
 .PHONY: test
-test: controlplane ## Run every test: unit, integration (real apiserver) and end-to-end (full local cluster).
+test: controlplane ## Run every test: unit, integration (real apiserver), end-to-end (full local cluster), then each fuzz target for TEST_FUZZTIME (5s).
 	go test $(TEST_FLAGS) ./...
+	$(MAKE) --no-print-directory fuzz FUZZTIME=$(TEST_FUZZTIME)
+
+.PHONY: fuzz
+fuzz: ## Run each fuzz target (every `func FuzzX` under internal/) for FUZZTIME (default 10s), one `go test -fuzz` per target.
+	@n=0; \
+	for file in $$(grep -rl --include='*_test.go' '^func Fuzz' internal | sort); do \
+		pkg=./$$(dirname "$$file"); \
+		for target in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$$file"); do \
+			echo "go test -run '^\$$' -fuzz '^$$target\$$' -fuzztime $(FUZZTIME) $$pkg"; \
+			go test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) "$$pkg"; \
+			n=$$((n + 1)); \
+		done; \
+	done; \
+	if [ "$$n" -eq 0 ]; then echo "no fuzz targets found under internal/"; exit 1; fi; \
+	echo "$$n fuzz targets ran for $(FUZZTIME) each"
 
 .PHONY: run
 run: build ## Start the local cluster and the manager with the sample catalog (stop with `make down`).

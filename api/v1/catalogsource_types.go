@@ -34,8 +34,12 @@ type CatalogSourceSpec struct {
 	// +optional
 	URL string `json:"url,omitempty"`
 
-	// PollInterval is how often the source is checked for a new digest.
+	// PollInterval is how often the source is checked for a new digest, as a Go duration
+	// ("30s", "10m", "1h30m"). The API server refuses anything else: a value the manager
+	// cannot decode would stop it from reading every CatalogSource.
 	// +kubebuilder:default="10m"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
 	// +optional
 	PollInterval *metav1.Duration `json:"pollInterval,omitempty"`
 

@@ -117,8 +117,13 @@ type SubscriptionSpec struct {
 
 // HealthPolicy bounds the health gate of an install or upgrade.
 type HealthPolicy struct {
-	// Timeout is how long a new version may take to reach Succeeded.
+	// Timeout is how long a new version may take to reach Succeeded, as a Go duration
+	// ("40s", "5m"). It is also the deadline of the whole revision. The API server refuses
+	// anything else: a value the manager cannot decode would stop it from reading every
+	// Subscription.
 	// +kubebuilder:default="5m"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
 	// +optional
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
 }

@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"encoding/json"
+
 	olmv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -100,6 +102,50 @@ type ClusterServiceVersionStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
+// CSVSpec is OLM's ClusterServiceVersionSpec, decoded leniently. The schema of the spec is
+// open (see ClusterServiceVersion), so the API server stores what anyone writes; a spec
+// that does not fit OLM's types (a version "banana", deployments given as a string) must
+// not make the manager unable to read every CSV of the cluster. Such a spec decodes to an
+// empty ClusterServiceVersionSpec with DecodeError set, which the CSV controller reports
+// on that CSV alone, and writes back exactly as it was read.
+// +kubebuilder:object:generate=false
+type CSVSpec struct {
+	olmv1alpha1.ClusterServiceVersionSpec `json:",inline"`
+	// DecodeError says why the stored spec does not fit OLM's types; empty when it does.
+	DecodeError string `json:"-"`
+	// raw is the stored spec, kept only when it did not decode.
+	raw []byte
+}
+
+// UnmarshalJSON decodes OLM's spec, keeping the error (and the raw bytes) instead of
+// failing.
+func (s *CSVSpec) UnmarshalJSON(data []byte) error {
+	var spec olmv1alpha1.ClusterServiceVersionSpec
+	if err := json.Unmarshal(data, &spec); err != nil {
+		*s = CSVSpec{DecodeError: err.Error(), raw: append([]byte(nil), data...)}
+		return nil
+	}
+	*s = CSVSpec{ClusterServiceVersionSpec: spec}
+	return nil
+}
+
+// MarshalJSON writes the spec back: the raw bytes of one that did not decode.
+func (s CSVSpec) MarshalJSON() ([]byte, error) {
+	if s.raw != nil {
+		return s.raw, nil
+	}
+	return json.Marshal(s.ClusterServiceVersionSpec)
+}
+
+// DeepCopyInto copies the spec, raw bytes included.
+func (s *CSVSpec) DeepCopyInto(out *CSVSpec) {
+	*out = *s
+	s.ClusterServiceVersionSpec.DeepCopyInto(&out.ClusterServiceVersionSpec)
+	if s.raw != nil {
+		out.raw = append([]byte(nil), s.raw...)
+	}
+}
+
 // ClusterServiceVersion is one version of an operator: OLM's CSV under this group.
 //
 // The spec is OLM's own Go type (operator-framework/api), so controllers read it typed,
@@ -127,7 +173,7 @@ type ClusterServiceVersion struct {
 	// +kubebuilder:validation:Type=object
 	// +kubebuilder:pruning:PreserveUnknownFields
 	// +optional
-	Spec olmv1alpha1.ClusterServiceVersionSpec `json:"spec,omitempty"`
+	Spec CSVSpec `json:"spec,omitempty"`
 
 	Status ClusterServiceVersionStatus `json:"status,omitempty"`
 }

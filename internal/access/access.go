@@ -8,6 +8,7 @@ package access
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -84,42 +85,84 @@ func Requests(mapper meta.RESTMapper, objs []Object) ([]Request, error) {
 
 // Checker asks the API server what an identity may do.
 type Checker struct {
-	// Client creates the reviews as the manager (it needs create on subjectaccessreviews
-	// and selfsubjectaccessreviews).
-	Client client.Client
+	// Clients hands out a client acting as each identity: the rules of an identity are
+	// asked for by that identity itself (SelfSubjectRulesReview), which every
+	// authenticated user may do.
+	Clients *identity.Clients
 }
 
-// Missing returns the requests id may not make, in order.
+// clusterScopeProbe is a namespace name no one can create (it is not a DNS label), so a
+// rules review in it holds only the rules granted cluster-wide: the only rules that grant
+// cluster-scoped resources.
+const clusterScopeProbe = "operator-manager.cluster-scope"
+
+// Missing returns the requests id may not make, in order. It asks for the identity's
+// rules once per namespace involved (and once for cluster-scoped objects) and matches the
+// requests against them, so an installation of any size costs two or three requests.
+// Where the API server says the rules it lists are incomplete (an authorizer other than
+// RBAC), each request is asked for on its own (SelfSubjectAccessReview).
 func (c Checker) Missing(ctx context.Context, id identity.Identity, reqs []Request) ([]Request, error) {
+	cl, err := c.Clients.For(id)
+	if err != nil {
+		return nil, err
+	}
+	rules := map[string]*authorizationv1.SubjectRulesReviewStatus{}
 	var missing []Request
 	for _, r := range reqs {
-		ok, err := c.Allowed(ctx, id, r)
-		if err != nil {
-			return nil, err
+		ns := r.Namespace
+		if ns == "" {
+			ns = clusterScopeProbe
 		}
+		st, ok := rules[ns]
 		if !ok {
+			review := &authorizationv1.SelfSubjectRulesReview{Spec: authorizationv1.SelfSubjectRulesReviewSpec{Namespace: ns}}
+			if err := cl.Create(ctx, review); err != nil {
+				return nil, fmt.Errorf("asking for the rules of %s in namespace %s: %w", id, ns, err)
+			}
+			st = &review.Status
+			rules[ns] = st
+		}
+		allowed := Allows(st.ResourceRules, r)
+		if !allowed && st.Incomplete {
+			if allowed, err = selfReview(ctx, cl, r); err != nil {
+				return nil, fmt.Errorf("asking whether %s may %s: %w", id, r, err)
+			}
+		}
+		if !allowed {
 			missing = append(missing, r)
 		}
 	}
 	return missing, nil
 }
 
-// Allowed asks whether id may make one request.
-func (c Checker) Allowed(ctx context.Context, id identity.Identity, r Request) (bool, error) {
-	attrs := &authorizationv1.ResourceAttributes{Verb: r.Verb, Group: r.Group, Resource: r.Resource, Namespace: r.Namespace, Name: r.Name}
-	if id.IsManager() {
-		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: attrs}}
-		if err := c.Client.Create(ctx, review); err != nil {
-			return false, fmt.Errorf("asking whether the manager may %s: %w", r, err)
-		}
-		return review.Status.Allowed, nil
-	}
-	review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-		ResourceAttributes: attrs, User: id.Username(), Groups: id.Groups()}}
-	if err := c.Client.Create(ctx, review); err != nil {
-		return false, fmt.Errorf("asking whether %s may %s: %w", id, r, err)
+// selfReview asks whether the client's own identity may make one request.
+func selfReview(ctx context.Context, cl client.Client, r Request) (bool, error) {
+	review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: r.Verb, Group: r.Group, Resource: r.Resource, Namespace: r.Namespace, Name: r.Name}}}
+	if err := cl.Create(ctx, review); err != nil {
+		return false, err
 	}
 	return review.Status.Allowed, nil
+}
+
+// Allows reports whether RBAC rules allow a request, as the RBAC authorizer matches them:
+// verb, API group and resource each listed or "*", and, when a rule names resources,
+// the request's name among them (a create, which has no name yet, never matches such a
+// rule).
+func Allows(rules []authorizationv1.ResourceRule, r Request) bool {
+	for _, rule := range rules {
+		if !has(rule.Verbs, r.Verb) || !has(rule.APIGroups, r.Group) || !has(rule.Resources, r.Resource) {
+			continue
+		}
+		if len(rule.ResourceNames) == 0 || (r.Name != "" && slices.Contains(rule.ResourceNames, r.Name)) {
+			return true
+		}
+	}
+	return false
+}
+
+func has(list []string, v string) bool {
+	return slices.Contains(list, "*") || slices.Contains(list, v)
 }
 
 // Describe says what is missing in one line: the first few requests, and how many more.

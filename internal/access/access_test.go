@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -86,5 +88,41 @@ func TestDescribe(t *testing.T) {
 	}
 	if got := identity.Effective("ns", "", "deployer").Username(); got != "system:serviceaccount:ns:deployer" {
 		t.Fatalf("default identity = %q", got)
+	}
+}
+
+func TestAllows(t *testing.T) {
+	rule := func(verbs, groups, resources, names []string) authorizationv1.ResourceRule {
+		return authorizationv1.ResourceRule{Verbs: verbs, APIGroups: groups, Resources: resources, ResourceNames: names}
+	}
+	s := func(v ...string) []string { return v }
+	deploy := Request{Verb: "create", Group: "apps", Resource: "deployments", Namespace: "ns"}
+	cases := []struct {
+		name  string
+		rules []authorizationv1.ResourceRule
+		req   Request
+		want  bool
+	}{
+		{"exact", []authorizationv1.ResourceRule{rule(s("create"), s("apps"), s("deployments"), nil)}, deploy, true},
+		{"wildcards", []authorizationv1.ResourceRule{rule(s("*"), s("*"), s("*"), nil)}, deploy, true},
+		{"other verb", []authorizationv1.ResourceRule{rule(s("get", "list"), s("apps"), s("deployments"), nil)}, deploy, false},
+		{"other group", []authorizationv1.ResourceRule{rule(s("create"), s(""), s("deployments"), nil)}, deploy, false},
+		{"core group", []authorizationv1.ResourceRule{rule(s("patch"), s(""), s("services"), nil)},
+			Request{Verb: "patch", Resource: "services", Namespace: "ns", Name: "x"}, true},
+		{"named rule, create has no name", []authorizationv1.ResourceRule{rule(s("create"), s("apps"), s("deployments"), s("op"))}, deploy, false},
+		{"named rule, patch of that name", []authorizationv1.ResourceRule{rule(s("patch"), s("apps"), s("deployments"), s("op"))},
+			Request{Verb: "patch", Group: "apps", Resource: "deployments", Namespace: "ns", Name: "op"}, true},
+		{"named rule, patch of another", []authorizationv1.ResourceRule{rule(s("patch"), s("apps"), s("deployments"), s("op"))},
+			Request{Verb: "patch", Group: "apps", Resource: "deployments", Namespace: "ns", Name: "other"}, false},
+		{"a subresource rule does not grant the resource", []authorizationv1.ResourceRule{rule(s("create"), s("apps"), s("deployments/scale"), nil)}, deploy, false},
+		{"second rule matches", []authorizationv1.ResourceRule{rule(s("get"), s("apps"), s("deployments"), nil), rule(s("create"), s("apps"), s("deployments"), nil)}, deploy, true},
+		{"no rules", nil, deploy, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Allows(tc.rules, tc.req); got != tc.want {
+				t.Fatalf("Allows = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

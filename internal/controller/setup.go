@@ -59,7 +59,7 @@ func setup(mgr ctrl.Manager, o manager.Options) error {
 		return err
 	}
 	if err := (&blueprint.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: rec, Bundles: source, Catalogs: store,
-		Identities: ids, Access: access.Checker{Client: c}, DefaultServiceAccount: o.DefaultServiceAccount,
+		Identities: ids, Access: access.Checker{Clients: ids}, DefaultServiceAccount: o.DefaultServiceAccount,
 		Workers: w.Blueprint}).SetupWithManager(mgr); err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 
 	"k8s.io/client-go/rest"
@@ -19,20 +20,28 @@ import (
 // EnvVar names the hook's environment variable.
 const EnvVar = "OPM_CRASH_AFTER_WRITES"
 
+// EnvLogWrites, set to 1, logs every API write (method, path, status) to standard error:
+// what a crash point would hit, and what a steady state should never show.
+const EnvLogWrites = "OPM_LOG_WRITES"
+
 // ExitCode is the exit code of a crash at a crash point, so a test tells it from a failure.
 const ExitCode = 97
 
 // Install wraps cfg's transport when EnvVar is set; it returns the crash point, or 0.
 func Install(cfg *rest.Config) (int, error) {
 	raw := os.Getenv(EnvVar)
-	if raw == "" {
+	logWrites := os.Getenv(EnvLogWrites) == "1"
+	if raw == "" && !logWrites {
 		return 0, nil
 	}
-	n, err := strconv.Atoi(raw)
-	if err != nil || n < 1 {
-		return 0, fmt.Errorf("%s=%q: want a positive number of writes", EnvVar, raw)
+	n := 0
+	if raw != "" {
+		var err error
+		if n, err = strconv.Atoi(raw); err != nil || n < 1 {
+			return 0, fmt.Errorf("%s=%q: want a positive number of writes", EnvVar, raw)
+		}
 	}
-	c := &counter{after: n, exit: func(code int) { os.Exit(code) }}
+	c := &counter{after: n, log: logWrites, exit: func(code int) { os.Exit(code) }}
 	prev := cfg.WrapTransport
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
 		if prev != nil {
@@ -46,7 +55,8 @@ func Install(cfg *rest.Config) (int, error) {
 type counter struct {
 	mu    sync.Mutex
 	n     int
-	after int
+	after int // 0: never exit
+	log   bool
 	exit  func(int)
 }
 
@@ -57,17 +67,26 @@ type transport struct {
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(req)
-	if err != nil || !isWrite(req.Method) {
+	if err != nil || !isWrite(req.Method) || isReview(req.URL.Path) {
 		return resp, err
 	}
 	t.c.mu.Lock() // held until exit: no other write completes after the crash point
 	t.c.n++
-	if t.c.n >= t.c.after {
+	if t.c.log {
+		fmt.Fprintf(os.Stderr, "write %d: %s %s (%d)\n", t.c.n, req.Method, req.URL.Path, resp.StatusCode)
+	}
+	if t.c.after > 0 && t.c.n >= t.c.after {
 		fmt.Fprintf(os.Stderr, "crash point: exiting after write %d: %s %s (%d)\n", t.c.n, req.Method, req.URL.Path, resp.StatusCode)
 		t.c.exit(ExitCode)
 	}
 	t.c.mu.Unlock()
 	return resp, err
+}
+
+// isReview tells the POSTs that change nothing: access, rules and token reviews are
+// questions to the API server, not writes.
+func isReview(path string) bool {
+	return strings.HasSuffix(path, "reviews")
 }
 
 func isWrite(method string) bool {

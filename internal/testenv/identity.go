@@ -76,46 +76,55 @@ func (e *Env) ManagerKubeconfig(ctx context.Context) (path string, err error) {
 	if err := waitBindings(ctx, cs, objs); err != nil {
 		return "", err
 	}
-	tr, err := cs.CoreV1().ServiceAccounts(config.ManagerNamespace).CreateToken(ctx, config.ManagerServiceAccount,
+	path = filepath.Join(e.Dir, ManagerKubeconfigFile)
+	return path, e.TokenKubeconfig(ctx, config.ManagerNamespace, config.ManagerServiceAccount, path)
+}
+
+// TokenKubeconfig requests a token of a ServiceAccount through the TokenRequest API and
+// writes a kubeconfig holding the cluster and only that bearer token (no client
+// certificate), with the ServiceAccount's namespace as the context namespace.
+func (e *Env) TokenKubeconfig(ctx context.Context, namespace, serviceAccount, path string) error {
+	cs, err := kubernetes.NewForConfig(e.Config)
+	if err != nil {
+		return err
+	}
+	tr, err := cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, serviceAccount,
 		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
 			ExpirationSeconds: ptr.To(int64(managerTokenLifetime / time.Second)),
 		}}, metav1.CreateOptions{})
 	if err != nil {
-		return "", fmt.Errorf("requesting a token of ServiceAccount %s/%s: %w", config.ManagerNamespace, config.ManagerServiceAccount, err)
+		return fmt.Errorf("requesting a token of ServiceAccount %s/%s: %w", namespace, serviceAccount, err)
 	}
 	if left := time.Until(tr.Status.ExpirationTimestamp.Time); left < managerTokenLifetime-10*time.Minute {
-		return "", fmt.Errorf("the API server issued a token of ServiceAccount %s/%s valid for %s, not %s (--service-account-max-token-expiration?)",
-			config.ManagerNamespace, config.ManagerServiceAccount, left.Round(time.Second), managerTokenLifetime)
+		return fmt.Errorf("the API server issued a token of ServiceAccount %s/%s valid for %s, not %s (--service-account-max-token-expiration?)",
+			namespace, serviceAccount, left.Round(time.Second), managerTokenLifetime)
 	}
 	caData := e.Config.CAData
 	if len(caData) == 0 && e.Config.CAFile != "" {
 		if caData, err = os.ReadFile(e.Config.CAFile); err != nil {
-			return "", err
+			return err
 		}
 	}
 	if len(caData) == 0 {
-		return "", errors.New("the admin configuration has no CA data")
+		return errors.New("the admin configuration has no CA data")
 	}
-	const cluster, user = "operator-manager-local", "operator-manager"
+	const cluster = "operator-manager-local"
+	user := serviceAccount
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters[cluster] = &clientcmdapi.Cluster{Server: e.Server, CertificateAuthorityData: caData}
 	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
-	cfg.Contexts[user] = &clientcmdapi.Context{Cluster: cluster, AuthInfo: user, Namespace: config.ManagerNamespace}
+	cfg.Contexts[user] = &clientcmdapi.Context{Cluster: cluster, AuthInfo: user, Namespace: namespace}
 	cfg.CurrentContext = user
 	data, err := clientcmd.Write(*cfg)
 	if err != nil {
-		return "", err
+		return err
 	}
 	// Written whole and renamed, so a reader never sees half a file.
-	path = filepath.Join(e.Dir, ManagerKubeconfigFile)
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return "", err
+		return err
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		return "", err
-	}
-	return path, nil
+	return os.Rename(tmp, path)
 }
 
 // ManagerConfig is ManagerKubeconfig for a manager run in the test process: a client

@@ -139,3 +139,16 @@ func deploymentAvailable(t *testing.T, ns, name string) error {
 	}
 	return fmt.Errorf("deployment %s/%s not available: %+v", ns, name, d.Status)
 }
+
+// ownedClusterRoles are the ClusterRoles installed for the installation in ns.
+func ownedClusterRoles(t *testing.T, ns string) []rbacv1.ClusterRole {
+	t.Helper()
+	list := &rbacv1.ClusterRoleList{}
+	if err := k8s.List(ctx(), list, client.MatchingLabels{render.LabelOwnerNamespace: ns}); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) == 0 {
+		t.Fatalf("no ClusterRole installed for %s", ns)
+	}
+	return list.Items
+}

@@ -17,10 +17,13 @@ import (
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	"github.com/operator-manager/operator-manager/internal/testenv"
+	"github.com/operator-manager/operator-manager/test/harness"
 )
 
 // TestHTTPCatalog installs and upgrades from a catalog served by `operator-manager catalog
-// serve`, then stops the server and rolls back: a version seen once needs no network.
+// serve`, then stops the server, stops the manager and starts a fresh one with an empty
+// bundle cache (as after a move to another node), and rolls back: the revision's bundle
+// comes from the copy stored in the cluster, with neither network nor local cache.
 func TestHTTPCatalog(t *testing.T) {
 	ports, err := testenv.FreePorts(1)
 	if err != nil {
@@ -73,6 +76,17 @@ spec: {startingCSV: cache-operator.1.1.0, catalog: served}
 	waitRunning(t, ns, "cache", "cache-operator.v1.2.0")
 
 	stop()
+	killManager(t)
+	fresh := filepath.Join(work, "bundles-of-a-fresh-manager")
+	if err := startManagerWith(harness.Options{Args: []string{"--cache-dir=" + fresh}}); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		killManager(t)
+		if err := startManager(); err != nil {
+			t.Fatal(err)
+		}
+	}()
 	eventually(t, 30*time.Second, "the CatalogSource notices the server is gone", func() bool {
 		cs := &omv1.CatalogSource{}
 		if err := k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "served"}, cs); err != nil {
@@ -87,4 +101,7 @@ spec: {startingCSV: cache-operator.1.1.0, catalog: served}
 	}
 	waitRunning(t, ns, "cache", "cache-operator.v1.1.0")
 	waitDeploymentAvailable(t, ns, "cache-operator")
+	if entries, _ := os.ReadDir(fresh); len(entries) == 0 {
+		t.Errorf("the fresh manager's cache %s is empty: the bundle was not read from the cluster into it", fresh)
+	}
 }

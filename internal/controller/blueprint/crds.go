@@ -9,7 +9,9 @@ import (
 	"sort"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -36,6 +38,15 @@ const (
 // written, and blocks the revision with InsufficientPermissions naming what is missing. A
 // bundle object of a kind the cluster does not serve fails the revision, named.
 func (r *Reconciler) checkAccess(ctx context.Context, s *scope, content *catalog.BundleContent, plan []crdStep) (bool, error) {
+	if !s.id.IsManager() {
+		sa := &corev1.ServiceAccount{}
+		if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: s.id.Namespace, Name: s.id.Name}, sa); apierrors.IsNotFound(err) {
+			r.block(s, omv1.ReasonInsufficientPermissions, fmt.Sprintf("%s does not exist: create it, or name another in spec.serviceAccountName; nothing was changed", s.id))
+			return true, nil
+		} else if err != nil {
+			return true, err
+		}
+	}
 	var objs []access.Object
 	for _, st := range plan {
 		if st.write {

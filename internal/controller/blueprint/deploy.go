@@ -130,12 +130,18 @@ func (r *Reconciler) carries(s *scope, csv *omv1alpha1.ClusterServiceVersion) bo
 // cannot be found the revision waits (within its deadline) and says so; nil, nil then.
 func (r *Reconciler) content(ctx context.Context, s *scope) (*catalog.BundleContent, error) {
 	w, bp := s.work, s.bp
-	if c := r.contents.get(w.BundleDigest); c != nil && w.BundleDigest != "" {
+	if c := r.contents.get(w.BundleDigest); c != nil && w.BundleDigest != "" && c.CSV.Name == w.CSVName {
 		return c, r.Bundles.Keep(ctx, bp, w.BundleDigest, c.Files)
 	}
 	files, err := r.Bundles.Get(ctx, bp.Namespace, bp.Name, w.BundleDigest)
 	if errors.Is(err, bundles.ErrNotKept) {
 		files, err = r.fromCatalog(bp, w.CSVName, w.BundleDigest)
+		if errors.Is(err, catalog.ErrDigestMismatch) {
+			// A catalog that serves other content than its index promised will not heal
+			// by waiting: fail now, naming it.
+			r.fail(s, ReasonBundleUnavailable, fmt.Sprintf("revision %d: the bundle of %s from catalog %s: %v", w.Revision, w.CSVName, catalogKey(bp), err))
+			return nil, nil
+		}
 		if err != nil {
 			r.progress(s, ReasonBundleUnavailable, fmt.Sprintf("revision %d: waiting for the bundle of %s: %v", w.Revision, w.CSVName, err))
 			s.result = ctrl.Result{RequeueAfter: 5 * time.Second}
@@ -159,6 +165,14 @@ func (r *Reconciler) content(ctx context.Context, s *scope) (*catalog.BundleCont
 		return nil, nil
 	}
 	content.Files = files
+	// A revision opened from a hand edit of the target CSV alone learns its bundle and
+	// version here, from the catalog.
+	if w.BundleDigest == "" {
+		w.BundleDigest = digest
+	}
+	if w.Version == "" {
+		w.Version = content.CSV.Spec.Version.String()
+	}
 	if err := r.Bundles.Keep(ctx, bp, digest, files); err != nil {
 		return nil, fmt.Errorf("keeping bundle %s of %s: %w", digest, w.CSVName, err)
 	}
@@ -246,8 +260,10 @@ func (r *Reconciler) applyCSV(ctx context.Context, s *scope, content *catalog.Bu
 				omv1.AnnotationHealthTimeout:  healthTimeout(s.sub).String(),
 			}),
 		},
-		Spec: src.Spec,
+		Spec: omv1alpha1.CSVSpec{ClusterServiceVersionSpec: src.Spec},
 	}
+	// Applied with its finalizer, so the CSV controller needs no write to add it.
+	csv.Finalizers = []string{omv1.Finalizer}
 	if len(repairs) > 0 {
 		data, _ := json.Marshal(repairs)
 		csv.Annotations[omv1.AnnotationCRDRepairs] = string(data)
@@ -287,8 +303,11 @@ func (r *Reconciler) follow(ctx context.Context, s *scope, csv *omv1alpha1.Clust
 		return r.settle(ctx, s, omv1.BlueprintSucceeded)
 	case omv1alpha1.CSVFailed:
 		reason := omv1.ReasonHealthCheckFailed
-		if csv.Status.Reason == omv1.ReasonInsufficientPermissions || csv.Status.Reason == omv1.ReasonInstallFailed {
+		switch csv.Status.Reason {
+		case omv1.ReasonInsufficientPermissions, omv1.ReasonInstallFailed:
 			reason = csv.Status.Reason
+		case "InvalidInstallStrategy", "UnsupportedOperatorGroup":
+			reason = omv1.ReasonInstallFailed // the CSV cannot be installed as written
 		}
 		r.fail(s, reason, fmt.Sprintf("%s failed: %s: %s", csv.Name, csv.Status.Reason, csv.Status.Message))
 		return nil

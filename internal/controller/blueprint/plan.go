@@ -67,11 +67,12 @@ func Plan(bp *omv1.Blueprint, p Policy) Decision {
 		trigger := omv1.TriggerInstall
 		if bp.Status.CurrentCSV != "" {
 			trigger = omv1.TriggerUpgrade
-			if older(bp.Spec.Version, bp.Status.CurrentVersion) {
-				trigger = omv1.TriggerDowngrade
-			}
 		}
-		return open(bp, target, bp.Spec.Version, bp.Spec.BundleDigest, trigger)
+		version, digest := Target(bp)
+		if trigger != omv1.TriggerInstall && older(version, bp.Status.CurrentVersion) {
+			trigger = omv1.TriggerDowngrade
+		}
+		return open(bp, target, version, digest, trigger)
 	}
 	if rollback != nil {
 		switch rollback.Outcome {
@@ -93,12 +94,44 @@ func Plan(bp *omv1.Blueprint, p Policy) Decision {
 		return Decision{Settled: omv1.BlueprintBlocked}
 	}
 	if len(attempts) <= p.Retries {
-		return open(bp, target, bp.Spec.Version, bp.Spec.BundleDigest, omv1.TriggerRetry)
+		return open(bp, target, last.Version, last.BundleDigest, omv1.TriggerRetry)
 	}
 	if good := LastGood(bp); p.AutoRollback && good != nil && good.CSVName != target {
 		return open(bp, good.CSVName, good.Version, good.BundleDigest, omv1.TriggerRollback)
 	}
 	return Decision{Settled: omv1.BlueprintFailed}
+}
+
+// Target is the version and bundle digest of the Blueprint's target CSV. The spec's own
+// are right when the Subscription wrote them; a person who edits only
+// clusterServiceVersionName (the original's way to roll back) leaves those of the
+// previous target behind. Then the history knows the CSV's version and bundle; failing
+// that, both are left empty, and the bundle is looked up by CSV name in the catalog.
+func Target(bp *omv1.Blueprint) (version, digest string) {
+	target := bp.Spec.ClusterServiceVersionName
+	var known *omv1.Revision // newest revision of the target
+	stale := false           // the spec's digest belongs to another CSV
+	for i := len(bp.Status.History) - 1; i >= 0; i-- {
+		h := &bp.Status.History[i]
+		if h.CSVName == target && h.BundleDigest != "" {
+			if h.BundleDigest == bp.Spec.BundleDigest {
+				return bp.Spec.Version, bp.Spec.BundleDigest // the spec agrees with the history
+			}
+			if known == nil {
+				known = h
+			}
+		}
+		if h.CSVName != target && h.BundleDigest == bp.Spec.BundleDigest {
+			stale = true
+		}
+	}
+	switch {
+	case known != nil && (stale || bp.Spec.BundleDigest == ""):
+		return known.Version, known.BundleDigest
+	case stale:
+		return "", ""
+	}
+	return bp.Spec.Version, bp.Spec.BundleDigest
 }
 
 func open(bp *omv1.Blueprint, csv, version, digest string, trigger omv1.Trigger) Decision {

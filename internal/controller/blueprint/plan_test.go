@@ -112,6 +112,34 @@ func TestPlan(t *testing.T) {
 	}
 }
 
+func TestTarget(t *testing.T) {
+	h := []omv1.Revision{
+		{Revision: 1, CSVName: "a.v1", Version: "1.0.0", BundleDigest: "sha256:one", Outcome: omv1.OutcomeSucceeded},
+		{Revision: 2, CSVName: "a.v2", Version: "2.0.0", BundleDigest: "sha256:two", Outcome: omv1.OutcomeSucceeded},
+	}
+	cases := []struct {
+		name                    string
+		target, version, digest string
+		wantVersion, wantDigest string
+	}{
+		{"written by the Subscription", "a.v3", "3.0.0", "sha256:three", "3.0.0", "sha256:three"},
+		{"spec agrees with the history", "a.v1", "1.0.0", "sha256:one", "1.0.0", "sha256:one"},
+		{"only the name edited back to a known version", "a.v1", "2.0.0", "sha256:two", "1.0.0", "sha256:one"},
+		{"only the name edited to an unknown version", "a.v9", "2.0.0", "sha256:two", "", ""},
+		{"a known version without a digest", "a.v1", "", "", "1.0.0", "sha256:one"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			b := &omv1.Blueprint{Spec: omv1.BlueprintSpec{ClusterServiceVersionName: tc.target, Version: tc.version, BundleDigest: tc.digest},
+				Status: omv1.BlueprintStatus{History: h}}
+			v, d := Target(b)
+			if v != tc.wantVersion || d != tc.wantDigest {
+				t.Fatalf("Target = %q, %q; want %q, %q", v, d, tc.wantVersion, tc.wantDigest)
+			}
+		})
+	}
+}
+
 func TestPrune(t *testing.T) {
 	h := []omv1.Revision{
 		rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded),

@@ -65,6 +65,9 @@ func (r *Reconciler) apply(ctx context.Context, s *scope) (bool, error) {
 	for _, obj := range s.objects {
 		applied, err := kubeapply.ApplyAndGet(ctx, cl, obj)
 		if err != nil {
+			// What was applied before the refusal is recorded, so an uninstall or the
+			// removal of a failed install finds it all, cluster-scoped objects included.
+			st.Inventory = union(st.Inventory, inventory)
 			return r.refused(s, err)
 		}
 		inventory = append(inventory, entryOf(applied))
@@ -106,6 +109,23 @@ func (r *Reconciler) refused(s *scope, err error) (bool, error) {
 	s.decide(omv1alpha1.CSVFailed, ref.Reason, "%v", err)
 	s.result = ctrl.Result{RequeueAfter: resyncAfterGate}
 	return true, nil
+}
+
+// union is the entries of a and those of b not in a (b's replace a's of the same object).
+func union(a, b []omv1alpha1.InventoryEntry) []omv1alpha1.InventoryEntry {
+	index := map[string]int{}
+	out := append([]omv1alpha1.InventoryEntry{}, a...)
+	for i, e := range out {
+		index[refKey(e)] = i
+	}
+	for _, e := range b {
+		if i, ok := index[refKey(e)]; ok {
+			out[i] = e
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 func entryOf(u *unstructured.Unstructured) omv1alpha1.InventoryEntry {

@@ -35,6 +35,10 @@ func (r *Reconciler) build(ctx context.Context, s *scope) (bool, error) {
 			return true, err
 		}
 	}
+	if csv.Spec.DecodeError != "" {
+		s.decide(omv1alpha1.CSVFailed, ReasonInvalidCSV, "spec does not fit OLM's ClusterServiceVersion: %s", csv.Spec.DecodeError)
+		return true, nil
+	}
 	// The Blueprint writes the effective identity (the Subscription's ServiceAccount or the
 	// manager's default) on the CSV, so the CSV and its Blueprint always agree.
 	s.id = identity.Effective(csv.Namespace, csv.Annotations[omv1.AnnotationServiceAccount], "")
@@ -58,7 +62,7 @@ func (r *Reconciler) build(ctx context.Context, s *scope) (bool, error) {
 		return true, err
 	}
 	objs, err := render.Render(render.Input{Namespace: csv.Namespace, CSVName: csv.Name, Package: csv.Labels[omv1.LabelPackage],
-		Spec: &csv.Spec, TargetNamespaces: targets, Config: config, Others: others})
+		Spec: &csv.Spec.ClusterServiceVersionSpec, TargetNamespaces: targets, Config: config, Others: others})
 	if err != nil {
 		s.decide(omv1alpha1.CSVFailed, ReasonInvalidCSV, "%v", err)
 		return true, nil

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -125,6 +126,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		// Resolving is pure and cheap, so it runs on every reconcile and the Resolved
 		// condition always reflects the current catalog.
 		res, err := r.resolve(sub)
+		if r.warmingUp(ctx, sub, err) {
+			// This process has not loaded a catalog that is there and ready: a restarted
+			// manager says nothing new about the Subscription until it has.
+			return ctrl.Result{RequeueAfter: time.Second}, nil
+		}
 		if err == nil {
 			err = r.checkConflict(ctx, sub, res.bundle.Package)
 		}
@@ -301,6 +307,26 @@ func packageOf(r *Reconciler, sub *omv1.Subscription) string {
 	return sub.Status.Package
 }
 
+// warmingUp reports a resolution that failed only because this manager process has not
+// loaded the Subscription's catalog yet, while the CatalogSource says it is loaded and
+// ready (a restart, a new leader): nothing to report, only to wait for.
+func (r *Reconciler) warmingUp(ctx context.Context, sub *omv1.Subscription, err error) bool {
+	var re *resolve.Error
+	if !errors.As(err, &re) || re.Reason != omv1.ReasonCatalogNotReady {
+		return false
+	}
+	cs := &omv1.CatalogSource{}
+	key := r.catalogOf(sub)
+	if err := r.Client.Get(ctx, key, cs); err != nil {
+		if apierrors.IsNotFound(err) {
+			re.Message = fmt.Sprintf("CatalogSource %s does not exist (spec.catalog names a CatalogSource of namespace %s)", key, sub.Namespace)
+		}
+		return false
+	}
+	c := meta.FindStatusCondition(cs.Status.Conditions, omv1.ConditionReady)
+	return c != nil && c.Status == metav1.ConditionTrue && cs.Status.ObservedGeneration == cs.Generation
+}
+
 // resolveFailed records a resolution failure. It is not retried by backoff: a change of
 // the Subscription or of the catalog (both watched) is what can fix it.
 func (r *Reconciler) resolveFailed(sub *omv1.Subscription, err error) (ctrl.Result, error) {
@@ -352,6 +378,8 @@ func (r *Reconciler) writeBlueprint(ctx context.Context, sub *omv1.Subscription,
 		if err := controllerutil.SetControllerReference(sub, bp, r.Client.Scheme()); err != nil {
 			return err
 		}
+		// Created with its finalizer: one write, not two.
+		controllerutil.AddFinalizer(bp, omv1.Finalizer)
 		if err := r.Client.Create(ctx, bp); err != nil {
 			return fmt.Errorf("creating Blueprint %s/%s: %w", bp.Namespace, bp.Name, err)
 		}

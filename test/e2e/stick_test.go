@@ -1,0 +1,123 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+)
+
+// TestManualRollbackSticks: a channel-following Subscription rolled back by hand stays at
+// the version a person chose, and its Resolved condition says until when; a change of its
+// spec lets it follow the channel again.
+func TestManualRollbackSticks(t *testing.T) {
+	ns := "sticks"
+	newNamespace(t, ns)
+	applyYAML(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache}
+spec: {package: cache-operator, channel: stable, version: ">=1.0.0 <1.2.0", catalog: samples}
+`)
+	waitRunning(t, ns, "cache", "cache-operator.v1.1.0")
+	sub := getSub(t, ns, "cache")
+	patch := client.MergeFrom(sub.DeepCopy())
+	sub.Spec.Version = ">=1.0.0 <1.3.0"
+	if err := k8s.Patch(ctx(), sub, patch); err != nil {
+		t.Fatal(err)
+	}
+	waitRunning(t, ns, "cache", "cache-operator.v1.2.0")
+
+	if out, err := cli("rollback", "cache", "-n", ns, "--wait", "--timeout", "2m"); err != nil {
+		t.Fatalf("rollback: %v\n%s", err, out)
+	}
+	waitRunning(t, ns, "cache", "cache-operator.v1.1.0")
+	eventually(t, 30*time.Second, "Resolved says it is held", func() bool {
+		c := condition(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionResolved)
+		return c.Reason == omv1.ReasonHeldAfterRollback && strings.Contains(c.Message, "1.2.0")
+	}, describeSub(t, ns, "cache"))
+	// Nudge the Subscription (an annotation: no spec change) and give channel following
+	// every chance to move it forward again.
+	sub = getSub(t, ns, "cache")
+	patch = client.MergeFrom(sub.DeepCopy())
+	sub.Annotations = map[string]string{"test/nudge": "1"}
+	if err := k8s.Patch(ctx(), sub, patch); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(8 * time.Second)
+	if bp := getBlueprint(t, ns, "cache"); bp.Status.CurrentCSV != "cache-operator.v1.1.0" || bp.Spec.ClusterServiceVersionName != "cache-operator.v1.1.0" {
+		t.Fatalf("the manual rollback was undone: running %s, target %s (%s)", bp.Status.CurrentCSV, bp.Spec.ClusterServiceVersionName, historyOf(bp))
+	}
+	// A spec change lets it follow the channel again.
+	sub = getSub(t, ns, "cache")
+	patch = client.MergeFrom(sub.DeepCopy())
+	sub.Spec.Version = ">=1.0.0 <1.2.1"
+	if err := k8s.Patch(ctx(), sub, patch); err != nil {
+		t.Fatal(err)
+	}
+	waitRunning(t, ns, "cache", "cache-operator.v1.2.0")
+}
+
+// TestInstallWaitEndsOnRollback: `install --wait` of a version that fails and is rolled
+// back returns at once with the rollback and its reason, non-zero, not at its own timeout.
+func TestInstallWaitEndsOnRollback(t *testing.T) {
+	ns := "waitrb"
+	newNamespace(t, ns)
+	if out, err := cli("install", "cache", "--csv", "cache-operator.1.2.0", "--catalog", "samples", "-n", ns, "--wait"); err != nil {
+		t.Fatalf("install: %v\n%s", err, out)
+	}
+	out, err := cli("install", "cache", "--csv", "cache-operator.1.3.0", "--health-timeout", "15s", "-n", ns, "--wait", "--timeout", "5m")
+	returned := time.Now()
+	if err == nil || !strings.Contains(out, "RolledBack") || !strings.Contains(out, "cache-operator.v1.3.0") {
+		t.Fatalf("install --wait of the broken version: err %v, want non-zero naming the rollback:\n%s", err, out)
+	}
+	bp := getBlueprint(t, ns, "cache")
+	if bp.Status.Phase != omv1.BlueprintRolledBack {
+		t.Fatalf("--wait returned before the outcome: phase %s", bp.Status.Phase)
+	}
+	rb := bp.Status.History[len(bp.Status.History)-1]
+	if rb.Trigger != omv1.TriggerRollback || rb.EndTime == nil {
+		t.Fatalf("newest revision %+v, want the finished rollback", rb)
+	}
+	if lag := returned.Sub(rb.EndTime.Time); lag > 5*time.Second {
+		t.Errorf("--wait returned %s after the rollback finished; want within seconds", lag)
+	}
+}
+
+// TestSecondSubscriptionOfAPackageRefused: two Subscriptions of one package created in the
+// same instant in one namespace: exactly one installs, the other is refused naming it, and
+// which one is decided the same way by every reconcile (the older, then the smaller name).
+func TestSecondSubscriptionOfAPackageRefused(t *testing.T) {
+	ns := "twins"
+	newNamespace(t, ns)
+	errs := make(chan error, 2)
+	for _, name := range []string{"cache-b", "cache-a"} {
+		go func() {
+			errs <- k8s.Create(ctx(), &omv1.Subscription{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+				Spec: omv1.SubscriptionSpec{StartingCSV: "cache-operator.1.1.0", Catalog: "samples"}})
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b := getSub(t, ns, "cache-a"), getSub(t, ns, "cache-b")
+	winner, loser := a, b
+	if b.CreationTimestamp.Before(&a.CreationTimestamp) {
+		winner, loser = b, a
+	}
+	waitReady(t, ns, winner.Name, 2*time.Minute)
+	eventually(t, 30*time.Second, loser.Name+" refused", func() bool {
+		c := condition(getSub(t, ns, loser.Name).Status.Conditions, omv1.ConditionResolved)
+		return c.Status == metav1.ConditionFalse && c.Reason == "PackageAlreadySubscribed" && strings.Contains(c.Message, winner.Name)
+	}, describeSub(t, ns, loser.Name))
+	bps := &omv1.BlueprintList{}
+	if err := k8s.List(ctx(), bps, client.InNamespace(ns)); err != nil || len(bps.Items) != 1 || bps.Items[0].Name != winner.Name {
+		t.Errorf("Blueprints in %s: %d (%v), want only %s's", ns, len(bps.Items), err, winner.Name)
+	}
+}

@@ -1,0 +1,338 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
+)
+
+// lastRevision is the newest non-rollback revision of a Blueprint.
+func lastAttempt(bp *omv1.Blueprint) *omv1.Revision {
+	for i := len(bp.Status.History) - 1; i >= 0; i-- {
+		if bp.Status.History[i].Trigger != omv1.TriggerRollback {
+			return &bp.Status.History[i]
+		}
+	}
+	return nil
+}
+
+// waitRolledBackFrom waits until the change to csv failed and was rolled back, and returns
+// the failed revision.
+func waitRolledBackFrom(t *testing.T, ns, name, csv string, timeout time.Duration) *omv1.Revision {
+	t.Helper()
+	eventually(t, timeout, "rollback from "+csv, func() bool {
+		bp := getBlueprint(t, ns, name)
+		a := lastAttempt(bp)
+		return bp.Status.Phase == omv1.BlueprintRolledBack && a != nil && a.CSVName == csv && a.Outcome == omv1.OutcomeFailed
+	}, describeSub(t, ns, name))
+	return lastAttempt(getBlueprint(t, ns, name))
+}
+
+// waitRolledBackTo waits until csv runs again after a rollback, alone (the failed CSV retired).
+func waitRolledBackTo(t *testing.T, ns, name, csv string) {
+	t.Helper()
+	eventually(t, time.Minute, ns+"/"+name+" back on "+csv, func() bool {
+		bp := getBlueprint(t, ns, name)
+		csvs := &omv1alpha1.ClusterServiceVersionList{}
+		return bp.Status.CurrentCSV == csv && bp.Status.Phase == omv1.BlueprintRolledBack &&
+			k8s.List(ctx(), csvs, client.InNamespace(ns), client.MatchingLabels{omv1.LabelSubscription: name}) == nil && len(csvs.Items) == 1
+	}, describeSub(t, ns, name))
+	waitDeploymentAvailable(t, ns, "gadget-operator")
+}
+
+// TestRevisionsNeverStuck: every version change reaches an outcome within its deadline,
+// whatever stops it, and the previous version runs again:
+//   - a CSV whose requirements are never met (it owns a CRD its bundle does not ship)
+//     stays Pending until the revision's deadline, which fails it naming the missing CRD;
+//   - a Deployment the API server refuses as Invalid (a container named Bad_Name) fails
+//     the revision with the refusal named, within the retry budget, long before the deadline;
+//   - a bundle object of an API version the cluster no longer serves fails the revision
+//     naming the kind and the version, before anything is applied.
+func TestRevisionsNeverStuck(t *testing.T) {
+	ns := "stuck"
+	files := map[string]string{}
+	group := "stuck.samples.operator-manager.domain"
+	gadget(files, group, "1.0.0", "", nil, nil)
+	gadget(files, group, "1.1.0", "gadget-operator.v1.0.0", func(s string) string {
+		return strings.Replace(s, "    - {name: gadgets."+group+", version: v1, kind: Gadget}",
+			"    - {name: gadgets."+group+", version: v1, kind: Gadget}\n    - {name: sprockets."+group+", version: v1, kind: Sprocket}", 1)
+	}, nil)
+	gadget(files, group, "1.2.0", "gadget-operator.v1.0.0", func(s string) string {
+		return strings.Replace(s, "containers: [{name: manager,", "containers: [{name: Bad_Name,", 1)
+	}, nil)
+	gadget(files, group, "1.3.0", "gadget-operator.v1.0.0", nil, map[string]string{"psp.yaml": `apiVersion: policy/v1beta1
+kind: PodSecurityPolicy
+metadata: {name: gadget-restricted}
+spec: {privileged: false}
+`})
+	newNamespaceWithCatalog(t, ns, writeCatalog(t, "stuck", files))
+	applyYAML(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: gadget}
+spec: {startingCSV: gadget-operator.1.0.0, catalog: test, health: {timeout: 40s}}
+`)
+	waitRunning(t, ns, "gadget", "gadget-operator.v1.0.0")
+
+	// Requirements never met: Pending until the deadline (40 s and its grace), then failed
+	// with what it waited for, and rolled back.
+	start := time.Now()
+	setStartingCSV(t, ns, "gadget", "gadget-operator.1.1.0")
+	eventually(t, 30*time.Second, "1.1.0 Pending on its missing CRD", func() bool {
+		csv := &omv1alpha1.ClusterServiceVersion{}
+		return k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "gadget-operator.v1.1.0"}, csv) == nil &&
+			csv.Status.Phase == omv1alpha1.CSVPending && strings.Contains(csv.Status.Message, "sprockets."+group)
+	}, describeSub(t, ns, "gadget"))
+	failed := waitRolledBackFrom(t, ns, "gadget", "gadget-operator.v1.1.0", 2*time.Minute)
+	if failed.Reason != omv1.ReasonDeadlineExceeded || !strings.Contains(failed.Message, "sprockets."+group) || !strings.Contains(failed.Message, "not present") {
+		t.Errorf("revision %d: %s %q; want %s naming the CRD sprockets.%s that is not present", failed.Revision, failed.Reason, failed.Message, omv1.ReasonDeadlineExceeded, group)
+	}
+	if took := failed.EndTime.Sub(start); took < 40*time.Second || took > 60*time.Second {
+		t.Errorf("the revision failed after %s; want its deadline (40 s and a grace of 5 s)", took)
+	}
+	waitRolledBackTo(t, ns, "gadget", "gadget-operator.v1.0.0")
+	if img := containerImage(t, ns, "gadget-operator"); img != "registry.example/gadget-operator:1.0.0" {
+		t.Errorf("after the rollback the Deployment runs %s", img)
+	}
+	sub := getSub(t, ns, "gadget")
+	if c := condition(sub.Status.Conditions, omv1.ConditionReady); c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "sprockets") {
+		t.Errorf("Subscription Ready = %+v; want False naming the missing CRD", c)
+	}
+
+	// Refused by the API server: failed with the refusal named, within the retry budget.
+	start = time.Now()
+	setStartingCSV(t, ns, "gadget", "gadget-operator.1.2.0")
+	failed = waitRolledBackFrom(t, ns, "gadget", "gadget-operator.v1.2.0", 2*time.Minute)
+	if failed.Reason != omv1.ReasonInstallFailed || !strings.Contains(failed.Message, "Bad_Name") || !strings.Contains(failed.Message, "Invalid") {
+		t.Errorf("revision %d: %s %q; want %s naming the invalid container Bad_Name", failed.Revision, failed.Reason, failed.Message, omv1.ReasonInstallFailed)
+	}
+	if took := failed.EndTime.Sub(start); took > 35*time.Second {
+		t.Errorf("a refused install failed after %s; want it within the retry budget (about 15 s), before the deadline", took)
+	}
+	waitRolledBackTo(t, ns, "gadget", "gadget-operator.v1.0.0")
+
+	// An object of a removed API version: failed before anything is applied.
+	setStartingCSV(t, ns, "gadget", "gadget-operator.1.3.0")
+	failed = waitRolledBackFrom(t, ns, "gadget", "gadget-operator.v1.3.0", time.Minute)
+	if failed.Reason != omv1.ReasonInstallFailed || !strings.Contains(failed.Message, "PodSecurityPolicy") || !strings.Contains(failed.Message, "policy/v1beta1") {
+		t.Errorf("revision %d: %s %q; want %s naming PodSecurityPolicy in policy/v1beta1", failed.Revision, failed.Reason, failed.Message, omv1.ReasonInstallFailed)
+	}
+	if left := ownedObjects(t, ns, "gadget-operator.v1.3.0"); len(left) > 0 {
+		t.Errorf("the refused version applied %v", left)
+	}
+	waitRolledBackTo(t, ns, "gadget", "gadget-operator.v1.0.0")
+}
+
+// setPodsCrashing writes the pods' status as a kubelet would for containers that keep
+// crashing (kwok, the fake kubelet, leaves running pods' status alone).
+func setPodsCrashing(t *testing.T, ns string, sel client.MatchingLabels, crashing bool) {
+	t.Helper()
+	pods := &corev1.PodList{}
+	if err := k8s.List(ctx(), pods, client.InNamespace(ns), sel); err != nil || len(pods.Items) == 0 {
+		t.Fatalf("pods %v in %s: %d, %v", sel, ns, len(pods.Items), err)
+	}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		patch := client.MergeFrom(p.DeepCopy())
+		ready := corev1.ConditionTrue
+		if crashing {
+			ready = corev1.ConditionFalse
+		}
+		for j := range p.Status.Conditions {
+			if c := &p.Status.Conditions[j]; c.Type == corev1.PodReady || c.Type == corev1.ContainersReady {
+				c.Status, c.LastTransitionTime = ready, metav1.Now()
+			}
+		}
+		for j := range p.Status.ContainerStatuses {
+			cs := &p.Status.ContainerStatuses[j]
+			cs.Ready = !crashing
+			if crashing {
+				cs.RestartCount = 5
+				cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 40s restarting failed container"}}
+			} else {
+				cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}
+			}
+		}
+		if err := k8s.Status().Patch(ctx(), p, patch); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestLiveHealthAfterSucceeded: a version that passed its health gate keeps being judged.
+// Its pods start crash-looping: the Subscription turns Ready=False with the reason, and no
+// rollback starts (that is not a version problem); they recover: Ready=True again.
+func TestLiveHealthAfterSucceeded(t *testing.T) {
+	ns := "live"
+	newNamespace(t, ns)
+	applyYAML(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache}
+spec: {startingCSV: cache-operator.1.1.0, catalog: samples}
+`)
+	waitReady(t, ns, "cache", 2*time.Minute)
+	revisions := len(getBlueprint(t, ns, "cache").Status.History)
+	sel := client.MatchingLabels{"app.kubernetes.io/name": "cache-operator"}
+	setPodsCrashing(t, ns, sel, true)
+	eventually(t, time.Minute, "Ready=False ComponentUnhealthy", func() bool {
+		c := condition(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionReady)
+		return c.Status == metav1.ConditionFalse && c.Reason == omv1.ReasonComponentUnhealthy && strings.Contains(c.Message, "cache-operator")
+	}, describeSub(t, ns, "cache"))
+	bp := getBlueprint(t, ns, "cache")
+	if len(bp.Status.History) != revisions || bp.Status.Phase != omv1.BlueprintSucceeded {
+		t.Errorf("a degraded running version opened revisions or left Succeeded: phase %s, %s", bp.Status.Phase, historyOf(bp))
+	}
+	if c := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionHealthy); c == nil || c.Status != metav1.ConditionFalse {
+		t.Errorf("Blueprint Healthy = %+v", c)
+	}
+	events := &corev1.EventList{}
+	if err := k8s.List(ctx(), events, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	if !hasEvent(events, omv1.ReasonComponentUnhealthy) {
+		t.Errorf("no %s event", omv1.ReasonComponentUnhealthy)
+	}
+	setPodsCrashing(t, ns, sel, false)
+	waitReady(t, ns, "cache", time.Minute)
+	if n := len(getBlueprint(t, ns, "cache").Status.History); n != revisions {
+		t.Errorf("recovery opened revisions: %d, want %d", n, revisions)
+	}
+}
+
+func hasEvent(events *corev1.EventList, reason string) bool {
+	for _, e := range events.Items {
+		if e.Reason == reason {
+			return true
+		}
+	}
+	return false
+}
+
+// TestConfigChangeReachesDeployment: a change of spec.config of a Subscription whose
+// version does not change re-renders the Deployment, which rolls through the health gate,
+// without a new revision.
+func TestConfigChangeReachesDeployment(t *testing.T) {
+	ns := "config"
+	newNamespace(t, ns)
+	applyYAML(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache}
+spec: {startingCSV: cache-operator.1.1.0, catalog: samples}
+`)
+	waitReady(t, ns, "cache", 2*time.Minute)
+	revisions := len(getBlueprint(t, ns, "cache").Status.History)
+	sub := getSub(t, ns, "cache")
+	patch := client.MergeFrom(sub.DeepCopy())
+	sub.Spec.Config = &omv1.SubscriptionConfig{Env: []corev1.EnvVar{{Name: "LOG_LEVEL", Value: "debug"}},
+		NodeSelector: map[string]string{"kubernetes.io/os": "linux"}}
+	if err := k8s.Patch(ctx(), sub, patch); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "the env reaches the Deployment", func() bool {
+		d := &appsv1.Deployment{}
+		if k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "cache-operator"}, d) != nil {
+			return false
+		}
+		for _, e := range d.Spec.Template.Spec.Containers[0].Env {
+			if e.Name == "LOG_LEVEL" && e.Value == "debug" {
+				return d.Spec.Template.Spec.NodeSelector["kubernetes.io/os"] == "linux"
+			}
+		}
+		return false
+	}, describeSub(t, ns, "cache"))
+	waitDeploymentAvailable(t, ns, "cache-operator")
+	waitReady(t, ns, "cache", time.Minute)
+	if n := len(getBlueprint(t, ns, "cache").Status.History); n != revisions {
+		t.Errorf("a config change opened revisions: %d, want %d", n, revisions)
+	}
+}
+
+// TestDriftRepaired: a deleted Deployment and a hand-edited ClusterRole of a Succeeded
+// installation are put back, with an event; with spec.paused nothing is put back until
+// the Subscription is resumed.
+func TestDriftRepaired(t *testing.T) {
+	ns := "drift"
+	newNamespace(t, ns)
+	applyYAML(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache}
+spec: {startingCSV: cache-operator.1.1.0, catalog: samples}
+`)
+	waitReady(t, ns, "cache", 2*time.Minute)
+	key := client.ObjectKey{Namespace: ns, Name: "cache-operator"}
+	d := &appsv1.Deployment{}
+	if err := k8s.Get(ctx(), key, d); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Delete(ctx(), d); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the deleted Deployment back", func() bool {
+		back := &appsv1.Deployment{}
+		return k8s.Get(ctx(), key, back) == nil && back.UID != d.UID
+	}, describeSub(t, ns, "cache"))
+	waitDeploymentAvailable(t, ns, "cache-operator")
+
+	// A ClusterRole edited by hand: its rules come back.
+	roles := ownedClusterRoles(t, ns)
+	role := roles[0]
+	want := len(role.Rules)
+	patch := client.MergeFrom(role.DeepCopy())
+	role.Rules = role.Rules[:1]
+	if err := k8s.Patch(ctx(), &role, patch); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the edited ClusterRole restored", func() bool {
+		for _, r := range ownedClusterRoles(t, ns) {
+			if r.Name == role.Name {
+				return len(r.Rules) == want
+			}
+		}
+		return false
+	}, describeSub(t, ns, "cache"))
+	events := &corev1.EventList{}
+	if err := k8s.List(ctx(), events, client.InNamespace(ns)); err != nil || !hasEvent(events, "DriftRepaired") {
+		t.Errorf("no DriftRepaired event (%v)", err)
+	}
+
+	// Paused: drift stays until the Subscription is resumed.
+	sub := getSub(t, ns, "cache")
+	p := client.MergeFrom(sub.DeepCopy())
+	sub.Spec.Paused = true
+	if err := k8s.Patch(ctx(), sub, p); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second) // the CSV controller hears of the pause
+	if err := k8s.Get(ctx(), key, d); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Delete(ctx(), d); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Second)
+	if err := k8s.Get(ctx(), key, &appsv1.Deployment{}); err == nil {
+		t.Errorf("the Deployment of a paused Subscription was put back")
+	}
+	sub = getSub(t, ns, "cache")
+	p = client.MergeFrom(sub.DeepCopy())
+	sub.Spec.Paused = false
+	if err := k8s.Patch(ctx(), sub, p); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the Deployment back after resuming", func() bool {
+		return k8s.Get(ctx(), key, &appsv1.Deployment{}) == nil
+	}, describeSub(t, ns, "cache"))
+	waitReady(t, ns, "cache", time.Minute)
+}

@@ -1,0 +1,169 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
+	"github.com/operator-manager/operator-manager/internal/render"
+	"github.com/operator-manager/operator-manager/test/harness"
+)
+
+// tenantNamespace creates a namespace with a CatalogSource of the samples and a
+// ServiceAccount "installer" that may do only namespaced things in that namespace: manage
+// service accounts, roles, role bindings, Deployments, ConfigMaps and Leases there. It
+// cannot create a CRD or anything cluster-wide.
+func tenantNamespace(t *testing.T, ns string) {
+	t.Helper()
+	newNamespace(t, ns)
+	all := []string{"get", "list", "watch", "create", "update", "patch", "delete"}
+	objs := []client.Object{
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "installer", Namespace: ns}},
+		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "installer", Namespace: ns}, Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"serviceaccounts", "configmaps", "services"}, Verbs: all},
+			{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: all},
+			{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: all},
+			{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"roles", "rolebindings"}, Verbs: all},
+		}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "installer", Namespace: ns},
+			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "installer", Namespace: ns}},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "installer"}},
+	}
+	for _, o := range objs {
+		if err := k8s.Create(ctx(), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// nothingInstalled asserts that an installation refused for its permissions left nothing:
+// no CSV, and no object labelled as installed in ns, in any namespace or cluster-wide.
+func nothingInstalled(t *testing.T, ns string) {
+	t.Helper()
+	csvs := &omv1alpha1.ClusterServiceVersionList{}
+	if err := k8s.List(ctx(), csvs, client.InNamespace(ns)); err != nil || len(csvs.Items) > 0 {
+		t.Errorf("CSVs left in %s: %d (%v)", ns, len(csvs.Items), err)
+	}
+	sel := client.MatchingLabels{render.LabelOwnerNamespace: ns}
+	for kind, list := range map[string]client.ObjectList{"Deployment": &appsv1.DeploymentList{}, "ServiceAccount": &corev1.ServiceAccountList{},
+		"Role": &rbacv1.RoleList{}, "RoleBinding": &rbacv1.RoleBindingList{}, "ClusterRole": &rbacv1.ClusterRoleList{},
+		"ClusterRoleBinding": &rbacv1.ClusterRoleBindingList{}} {
+		if err := k8s.List(ctx(), list, sel); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(itemsOf(list)); n > 0 {
+			t.Errorf("%d %s objects left for the refused installation in %s", n, kind, ns)
+		}
+	}
+}
+
+func itemsOf(list client.ObjectList) []any {
+	switch l := list.(type) {
+	case *appsv1.DeploymentList:
+		return toAny(l.Items)
+	case *corev1.ServiceAccountList:
+		return toAny(l.Items)
+	case *rbacv1.RoleList:
+		return toAny(l.Items)
+	case *rbacv1.RoleBindingList:
+		return toAny(l.Items)
+	case *rbacv1.ClusterRoleList:
+		return toAny(l.Items)
+	case *rbacv1.ClusterRoleBindingList:
+		return toAny(l.Items)
+	}
+	return nil
+}
+
+func toAny[T any](items []T) []any {
+	out := make([]any, len(items))
+	for i := range items {
+		out[i] = items[i]
+	}
+	return out
+}
+
+// TestTenantInstallsThroughServiceAccount: a Subscription naming a ServiceAccount installs
+// as that ServiceAccount. In team-a it may only act in its own namespace: an AllNamespaces
+// operator with clusterPermissions and a CRD is refused with InsufficientPermissions
+// naming the missing right, and nothing stays; an OwnNamespace operator that needs nothing
+// more installs. With --default-service-account, a Subscription naming none is refused the
+// same way.
+func TestTenantInstallsThroughServiceAccount(t *testing.T) {
+	ns := "team-a"
+	tenantNamespace(t, ns)
+	applyYAML(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache}
+spec: {startingCSV: cache-operator.1.1.0, catalog: samples, serviceAccountName: installer}
+`)
+	eventually(t, time.Minute, "cache refused with InsufficientPermissions", func() bool {
+		c := condition(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionInstalled)
+		return c.Status == metav1.ConditionFalse && c.Reason == omv1.ReasonInsufficientPermissions
+	}, describeSub(t, ns, "cache"))
+	msg := condition(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionInstalled).Message
+	for _, want := range []string{"ServiceAccount team-a/installer may not", "customresourcedefinitions.apiextensions.k8s.io", "(cluster-scoped)", "nothing was changed"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("InsufficientPermissions message lacks %q: %s", want, msg)
+		}
+	}
+	if !strings.Contains(msg, "clusterroles.rbac.authorization.k8s.io") && !strings.Contains(msg, "more") {
+		t.Errorf("the message names neither the cluster roles nor that more is missing: %s", msg)
+	}
+	nothingInstalled(t, ns)
+
+	// An OwnNamespace operator that needs only what the ServiceAccount may do installs, and
+	// its objects were written by the ServiceAccount (the API server records the field
+	// manager and the managed fields, not the user; the impersonated user is what RBAC saw,
+	// so success here is the proof).
+	applyYAML(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: reloader}
+spec: {startingCSV: reloader-operator.0.2.0, catalog: samples, serviceAccountName: installer}
+`)
+	waitReady(t, ns, "reloader", 2*time.Minute)
+	roles := &rbacv1.RoleList{}
+	if err := k8s.List(ctx(), roles, client.InNamespace(ns), client.MatchingLabels{render.LabelOwnerName: "reloader-operator.v0.2.0"}); err != nil || len(roles.Items) != 1 {
+		t.Errorf("roles of the reloader: %d (%v)", len(roles.Items), err)
+	}
+	if out, err := cli("uninstall", "reloader", "-n", ns, "--wait", "--timeout", "2m"); err != nil {
+		t.Fatalf("uninstall as the tenant: %v\n%s", err, out)
+	}
+
+	// The manager locked down: --default-service-account makes a Subscription naming no
+	// ServiceAccount install as "installer" of its namespace, so the same refusal follows.
+	killManager(t)
+	if err := startManagerWith(harness.Options{Args: []string{"--default-service-account=installer"}}); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		killManager(t)
+		if err := startManager(); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	ns = "team-b"
+	tenantNamespace(t, ns)
+	applyYAML(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache}
+spec: {startingCSV: cache-operator.1.1.0, catalog: samples}
+`)
+	eventually(t, time.Minute, "cache refused with InsufficientPermissions under the default ServiceAccount", func() bool {
+		c := condition(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionInstalled)
+		return c.Status == metav1.ConditionFalse && c.Reason == omv1.ReasonInsufficientPermissions &&
+			strings.Contains(c.Message, "ServiceAccount team-b/installer may not")
+	}, describeSub(t, ns, "cache"))
+	nothingInstalled(t, ns)
+}

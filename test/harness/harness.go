@@ -1,0 +1,219 @@
+// Package harness runs operator-manager end to end on a full local cluster (etcd,
+// kube-apiserver, kube-controller-manager, kube-scheduler, kwok) for the test packages
+// under test/: it builds the manager binary, installs the CRDs, gives the manager its own
+// identity (a token of its ServiceAccount bound to config/rbac exactly as shipped, never
+// the cluster administrator's certificate), and starts, kills and restarts manager
+// processes as a cluster would. Each test package gets its own cluster, so packages run
+// in parallel.
+package harness
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/operator-manager/operator-manager/config"
+	"github.com/operator-manager/operator-manager/internal/scheme"
+	"github.com/operator-manager/operator-manager/internal/testenv"
+)
+
+// ManagerNamespace is where the manager keeps its own objects (the default CatalogSource,
+// its Lease), as in a cluster deployed from config/default.
+const ManagerNamespace = config.ManagerNamespace
+
+// Cluster is one full local cluster with what the tests need around it.
+type Cluster struct {
+	Env *testenv.Env
+	// Client acts as the cluster administrator: the tests' own view and actions.
+	Client client.Client
+	// Work is a scratch directory: logs, the manager binary, the bundle cache, catalogs
+	// (<Work>/catalogs, which Directory CatalogSources may read).
+	Work string
+	// ManagerBin is the manager binary, built from cmd/operator-manager.
+	ManagerBin string
+	// SampleDir is the project's sample catalog.
+	SampleDir string
+	// ManagerKubeconfig holds only a token of the manager's own ServiceAccount.
+	ManagerKubeconfig string
+}
+
+// Main starts a full cluster for a test package, runs then (to start a manager, say) and
+// the package's tests, and stops it all:
+//
+//	func TestMain(m *testing.M) { os.Exit(harness.Main(m, &cluster, startManager)) }
+func Main(m *testing.M, c **Cluster, then ...func(*Cluster) error) int {
+	var env *testenv.Env
+	return testenv.Main(m, testenv.Full, &env, func(e *testenv.Env) error {
+		cl, err := setup(e)
+		if err != nil {
+			return err
+		}
+		*c = cl
+		for _, f := range then {
+			if err := f(cl); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func setup(e *testenv.Env) (*Cluster, error) {
+	c := &Cluster{Env: e}
+	var err error
+	if c.Work, err = os.MkdirTemp("", "operator-manager-e2e-"); err != nil {
+		return nil, err
+	}
+	root := moduleRoot()
+	c.SampleDir = filepath.Join(root, "samples", "catalog")
+	c.ManagerBin = filepath.Join(c.Work, "operator-manager")
+	build := exec.Command("go", "build", "-o", c.ManagerBin, "./cmd/operator-manager")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("building the manager: %v\n%s", err, out)
+	}
+	if err := os.MkdirAll(filepath.Join(c.Work, "catalogs"), 0o755); err != nil {
+		return nil, err
+	}
+	admin, err := client.New(e.Config, client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		return nil, err
+	}
+	if err := config.InstallCRDs(context.Background(), admin); err != nil {
+		return nil, err
+	}
+	// A new client discovers the kinds the CRDs just added.
+	if c.Client, err = client.New(e.Config, client.Options{Scheme: scheme.Scheme}); err != nil {
+		return nil, err
+	}
+	if c.ManagerKubeconfig, err = e.ManagerKubeconfig(context.Background()); err != nil {
+		return nil, fmt.Errorf("giving the manager its own identity: %w", err)
+	}
+	return c, nil
+}
+
+// moduleRoot is the directory of go.mod, found from this source file.
+func moduleRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// CommunityDir is the shared community catalog, or "" when it is absent.
+func CommunityDir() string {
+	if dir := os.Getenv("OPM_COMMUNITY_CATALOG"); dir != "" {
+		return dir
+	}
+	dir := filepath.Join(moduleRoot(), "..", "shared", "catalogs", "community-operators")
+	if _, err := os.Stat(dir); err != nil {
+		return ""
+	}
+	abs, _ := filepath.Abs(dir)
+	return abs
+}
+
+// Manager is one running manager process.
+type Manager struct {
+	Name    string
+	Cmd     *exec.Cmd
+	Metrics string // host:port of /metrics
+	Probes  string // host:port of /healthz and /readyz
+	Log     string
+	done    chan struct{}
+	exit    int
+}
+
+// Options of a manager process beyond the defaults.
+type Options struct {
+	// SamplesAsDefault makes the project's samples the default catalog instead of the
+	// community catalog (837 CSVs to load at every start): for tests that restart the
+	// manager often and need only the samples.
+	SamplesAsDefault bool
+	// Args are extra flags of `run` (later flags override earlier ones).
+	Args []string
+	// Env is extra environment (a crash point).
+	Env []string
+}
+
+// StartManager runs `operator-manager run` as a separate process, as the manager's
+// ServiceAccount, with the default catalog (the community catalog when present, so the
+// seed's Subscription works as written; else the samples), logging to <Work>/<name>.log.
+func (c *Cluster) StartManager(name string, o Options) (*Manager, error) {
+	ports, err := testenv.FreePorts(2)
+	if err != nil {
+		return nil, err
+	}
+	logPath := filepath.Join(c.Work, name+".log")
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defaultCatalog := c.SampleDir
+	if dir := CommunityDir(); dir != "" && !o.SamplesAsDefault {
+		defaultCatalog = dir
+	}
+	m := &Manager{Name: name, Log: logPath, done: make(chan struct{}),
+		Metrics: "127.0.0.1:" + strconv.Itoa(ports[0]), Probes: "127.0.0.1:" + strconv.Itoa(ports[1])}
+	args := []string{"run", "--kubeconfig=" + c.ManagerKubeconfig, "--catalog=" + defaultCatalog, "--catalog-dirs=" + c.SampleDir,
+		"--cache-dir=" + filepath.Join(c.Work, "bundles"), "--manager-namespace=" + ManagerNamespace,
+		"--catalog-dirs=" + filepath.Join(c.Work, "catalogs"),
+		"--metrics-bind-address=" + m.Metrics, "--health-probe-bind-address=" + m.Probes, "--leader-elect=false"}
+	m.Cmd = exec.Command(c.ManagerBin, append(args, o.Args...)...)
+	m.Cmd.Env = append(os.Environ(), o.Env...)
+	m.Cmd.Stdout, m.Cmd.Stderr = logFile, logFile
+	m.Cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	fmt.Fprintf(logFile, "=== %s: starting %s\n", time.Now().Format(time.RFC3339Nano), name)
+	if err := m.Cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, err
+	}
+	go func() {
+		_ = m.Cmd.Wait()
+		m.exit = m.Cmd.ProcessState.ExitCode()
+		logFile.Close()
+		close(m.done)
+	}()
+	return m, nil
+}
+
+// Kill ends the process abruptly (SIGKILL), as a crash or node loss would, and waits.
+func (m *Manager) Kill() {
+	_ = m.Cmd.Process.Kill()
+	<-m.done
+}
+
+// Done is closed when the process has exited.
+func (m *Manager) Done() <-chan struct{} { return m.done }
+
+// ExitCode is the process's exit code once Done.
+func (m *Manager) ExitCode() int { return m.exit }
+
+// LogTail is the end of the manager's log.
+func (m *Manager) LogTail(n int) string {
+	data, _ := os.ReadFile(m.Log)
+	if len(data) > n {
+		data = data[len(data)-n:]
+	}
+	return string(data)
+}
+
+// Eventually polls cond every interval until it holds or the timeout passes, then fails
+// with describe() and the end of the manager's log.
+func Eventually(t testing.TB, timeout, interval time.Duration, what string, cond func() bool, describe func() string, log func() string) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not reached within %s\n%s\n--- manager log (end) ---\n%s", what, timeout, describe(), log())
+		}
+		time.Sleep(interval)
+	}
+}

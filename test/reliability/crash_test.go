@@ -1,0 +1,474 @@
+package reliability
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
+	"github.com/operator-manager/operator-manager/internal/crashpoint"
+	"github.com/operator-manager/operator-manager/internal/render"
+	"github.com/operator-manager/operator-manager/internal/testenv"
+	"github.com/operator-manager/operator-manager/test/harness"
+)
+
+// scenario is one version change walked over every crash point: prepare brings a fresh
+// namespace to the starting state (with a manager that does not crash), trigger makes the
+// change, done says the end state is reached, and check asserts what must hold then.
+type scenario struct {
+	name    string
+	catalog string // the directory of the namespace's CatalogSource "samples"
+	prepare []step
+	trigger func(t *testing.T, ns string)
+	done    func(t *testing.T, ns string) bool
+	check   func(t *testing.T, ns string)
+}
+
+// step is one step of preparing a namespace: do, then wait until it holds. Steps run for
+// a batch of namespaces at once, so preparing ten costs little more than one.
+type step struct {
+	do    func(t *testing.T, ns string)
+	until func(t *testing.T, ns string) bool
+}
+
+// installed is the preparation step of a settled installation of csv.
+func installed(csv, timeout string) step {
+	name := "cache-operator.v" + strings.TrimPrefix(csv, "cache-operator.")
+	return step{do: func(t *testing.T, ns string) { subscribe(t, ns, csv, timeout) },
+		until: func(t *testing.T, ns string) bool { return settled(t, ns, name, omv1.BlueprintSucceeded) }}
+}
+
+// upgraded is the preparation step of a settled upgrade to csv.
+func upgraded(csv string) step {
+	name := "cache-operator.v" + strings.TrimPrefix(csv, "cache-operator.")
+	return step{do: func(t *testing.T, ns string) { setStartingCSV(t, ns, csv) },
+		until: func(t *testing.T, ns string) bool { return settled(t, ns, name, omv1.BlueprintSucceeded) }}
+}
+
+// withCache is the preparation step that creates the custom resource to keep.
+var withCache = step{do: newCache, until: func(*testing.T, string) bool { return true }}
+
+// crashPoint is one walked write: the scenario, N, and the write the manager exited after.
+type crashPoint struct {
+	scenario string
+	n        int
+	write    string
+}
+
+var crashLine = regexp.MustCompile(`crash point: exiting after write \d+: (\S+ \S+) \((\d+)\)`)
+
+// TestCrashPoints walks N over every API write of an install, an upgrade, a failed
+// upgrade with its automatic rollback, a manual rollback and an uninstall: for each N, a
+// fresh namespace in the scenario's starting state, the change, a manager that exits right
+// after its Nth write, then a manager that does not: every sequence must converge to the
+// scenario's end state, with each object once, nothing of a replaced version left, the
+// custom resource unchanged and no revision recorded twice. The walk of a scenario ends
+// when a manager finishes it with fewer than N writes.
+func TestCrashPoints(t *testing.T) {
+	failing := writeCrashFastCatalog(t)
+	scenarios := []scenario{
+		{name: "install", catalog: cluster.SampleDir,
+			trigger: func(t *testing.T, ns string) { subscribe(t, ns, "cache-operator.1.1.0", "") },
+			done:    func(t *testing.T, ns string) bool { return settled(t, ns, "cache-operator.v1.1.0", omv1.BlueprintSucceeded) },
+			check: func(t *testing.T, ns string) {
+				checkObjects(t, ns, "cache-operator.v1.1.0")
+				checkHistory(t, ns, "Install:Succeeded")
+			}},
+		{name: "upgrade", catalog: cluster.SampleDir,
+			prepare: []step{installed("cache-operator.1.1.0", ""), withCache},
+			trigger: func(t *testing.T, ns string) { setStartingCSV(t, ns, "cache-operator.1.2.0") },
+			done:    func(t *testing.T, ns string) bool { return settled(t, ns, "cache-operator.v1.2.0", omv1.BlueprintSucceeded) },
+			check: func(t *testing.T, ns string) {
+				checkObjects(t, ns, "cache-operator.v1.2.0")
+				checkCache(t, ns)
+				checkHistory(t, ns, "Install:Succeeded Upgrade:Succeeded")
+			}},
+		{name: "rollback", catalog: failing,
+			prepare: []step{installed("cache-operator.1.2.0", "30s"), withCache},
+			trigger: func(t *testing.T, ns string) { setStartingCSV(t, ns, "cache-operator.1.3.0") },
+			done:    func(t *testing.T, ns string) bool { return settled(t, ns, "cache-operator.v1.2.0", omv1.BlueprintRolledBack) },
+			check: func(t *testing.T, ns string) {
+				checkObjects(t, ns, "cache-operator.v1.2.0")
+				checkCache(t, ns)
+				checkHistory(t, ns, "Install:Succeeded Upgrade:Failed Rollback:Succeeded")
+			}},
+		{name: "manual", catalog: cluster.SampleDir,
+			prepare: []step{installed("cache-operator.1.1.0", ""), upgraded("cache-operator.1.2.0"), withCache},
+			trigger: func(t *testing.T, ns string) { rollbackByHand(t, ns, 1) },
+			done:    func(t *testing.T, ns string) bool { return settled(t, ns, "cache-operator.v1.1.0", omv1.BlueprintSucceeded) },
+			check: func(t *testing.T, ns string) {
+				checkObjects(t, ns, "cache-operator.v1.1.0")
+				checkCache(t, ns)
+				checkHistory(t, ns, "Install:Succeeded Upgrade:Succeeded Downgrade:Succeeded")
+			}},
+		{name: "uninstall", catalog: cluster.SampleDir,
+			prepare: []step{installed("cache-operator.1.1.0", ""), withCache},
+			trigger: func(t *testing.T, ns string) {
+				sub := getSub(t, ns, "cache")
+				patch := client.MergeFrom(sub.DeepCopy())
+				sub.Spec.Option = omv1.OptionDelete
+				if err := cluster.Client.Patch(ctx(), sub, patch); err != nil {
+					t.Fatal(err)
+				}
+			},
+			done: func(t *testing.T, ns string) bool {
+				c := meta.FindStatusCondition(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionInstalled)
+				return c != nil && c.Reason == omv1.ReasonUninstalled
+			},
+			check: func(t *testing.T, ns string) {
+				if left := owned(t, ns, ""); len(left) > 0 {
+					t.Errorf("%s: objects left after the uninstall: %v", ns, left)
+				}
+				csvs := &omv1alpha1.ClusterServiceVersionList{}
+				if err := cluster.Client.List(ctx(), csvs, client.InNamespace(ns)); err != nil || len(csvs.Items) > 0 {
+					t.Errorf("%s: %d CSVs left (%v)", ns, len(csvs.Items), err)
+				}
+				checkCache(t, ns) // custom resources outlive the operator
+			}},
+	}
+	var walked []crashPoint
+	for _, sc := range scenarios {
+		walked = append(walked, walk(t, sc)...)
+		if t.Failed() {
+			break
+		}
+	}
+	report := filepath.Join(cluster.Work, "crash-points.txt")
+	var lines []string
+	for _, c := range walked {
+		lines = append(lines, fmt.Sprintf("%-9s %3d  %s", c.scenario, c.n, c.write))
+	}
+	_ = os.WriteFile(report, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	t.Logf("%d crash points walked (list in %s):\n%s", len(walked), report, strings.Join(lines, "\n"))
+	if !t.Failed() && len(walked) < 50 {
+		t.Errorf("only %d crash points walked; want at least 50", len(walked))
+	}
+}
+
+// prepareBatch is how many namespaces are brought to a scenario's starting state at once.
+const prepareBatch = 12
+
+// walk runs one scenario for N = 1, 2, ... until a manager finishes it before its Nth
+// write. Namespaces are prepared in batches, settled before any crashing manager starts:
+// a settled installation costs no write (TestSettledClusterCostsNoWrites), so each
+// crashing manager's writes all belong to the scenario.
+func walk(t *testing.T, sc scenario) []crashPoint {
+	var out []crashPoint
+	ns := func(n int) string { return fmt.Sprintf("crash-%s-%d", sc.name, n) }
+	prepared := 0
+	prepare := func(m *harness.Manager, upTo int) {
+		var batch []string
+		for ; prepared < upTo; prepared++ {
+			batch = append(batch, ns(prepared+1))
+			newNamespace(t, ns(prepared+1), sc.catalog)
+		}
+		for _, st := range sc.prepare {
+			for _, name := range batch {
+				st.do(t, name)
+			}
+			for _, name := range batch {
+				eventually(t, m, 3*time.Minute, "preparing "+name, func() bool { return st.until(t, name) }, describe(name, "cache"))
+			}
+		}
+	}
+	m, err := cluster.StartManager("crash-"+sc.name+"-prepare", harness.Options{SamplesAsDefault: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prepare(m, prepareBatch)
+	m.Kill()
+	for n := 1; n <= 150; n++ {
+		sc.trigger(t, ns(n))
+		crashing, err := cluster.StartManager("crash-"+sc.name, harness.Options{SamplesAsDefault: true, Env: []string{fmt.Sprintf("%s=%d", crashpoint.EnvVar, n)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		finished := false
+		select {
+		case <-crashing.Done():
+		case <-waitFor(func() bool { return sc.done(t, ns(n)) }, 3*time.Minute):
+			// Done before its Nth write: give late writes (events) a moment to show a
+			// crash; a manager still running then finished the scenario within N-1 writes.
+			select {
+			case <-crashing.Done():
+			case <-time.After(3 * time.Second):
+				finished = true
+				crashing.Kill()
+			}
+		}
+		if !finished {
+			if code := crashing.ExitCode(); code != crashpoint.ExitCode {
+				t.Fatalf("%s N=%d: the manager exited with %d, not at a crash point:\n%s", sc.name, n, code, crashing.LogTail(4000))
+			}
+			match := crashLine.FindStringSubmatch(crashing.LogTail(2000))
+			if match == nil {
+				t.Fatalf("%s N=%d: no crash point in the log:\n%s", sc.name, n, crashing.LogTail(2000))
+			}
+			out = append(out, crashPoint{scenario: sc.name, n: n, write: match[1] + " " + match[2]})
+			if !ofNamespace(match[1], ns(n)) {
+				t.Errorf("%s N=%d: the crash point %s is not the scenario's (a settled namespace was written to)", sc.name, n, match[1])
+			}
+		}
+		// Converge this N with a manager that does not crash (and prepare more).
+		normal, err := cluster.StartManager("crash-"+sc.name+"-converge", harness.Options{SamplesAsDefault: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, normal, 3*time.Minute, fmt.Sprintf("%s after a crash after write %d", ns(n), n),
+			func() bool { return sc.done(t, ns(n)) }, describe(ns(n), "cache"))
+		sc.check(t, ns(n))
+		checkNoDuplicateRevisions(t, ns(n))
+		if !finished && prepared == n {
+			prepare(normal, n+prepareBatch)
+		}
+		normal.Kill()
+		if finished || t.Failed() {
+			break
+		}
+	}
+	return out
+}
+
+// ofNamespace reports whether a written path belongs to the scenario in ns: an object in
+// ns, a cluster-scoped object named for it, or a CRD (shared by every installation).
+func ofNamespace(path, ns string) bool {
+	return strings.Contains(path, "/namespaces/"+ns+"/") || strings.Contains(path, "/"+ns+"-") || strings.Contains(path, "/customresourcedefinitions/")
+}
+
+// waitFor closes the returned channel once cond holds (looked at every 100 ms), or never.
+func waitFor(cond func() bool, timeout time.Duration) <-chan struct{} {
+	ch := make(chan struct{})
+	go func() {
+		deadline := time.Now().Add(timeout)
+		for time.Now().Before(deadline) {
+			if cond() {
+				close(ch)
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	return ch
+}
+
+// writeCrashFastCatalog copies the samples with cache-operator 1.3.0 crashing at once
+// (kwok's crash-loop stage) instead of never becoming ready, so its health gate fails at
+// once, not after a timeout.
+func writeCrashFastCatalog(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(cluster.Work, "catalogs", "crash-fast")
+	err := filepath.Walk(cluster.SampleDir, func(path string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(cluster.SampleDir, path)
+		if info.IsDir() {
+			return os.MkdirAll(filepath.Join(dir, rel), 0o755)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		text := strings.ReplaceAll(string(data), testenv.StageLabel+": "+testenv.StageNeverReady, testenv.StageLabel+": "+testenv.StageCrashLoop)
+		return os.WriteFile(filepath.Join(dir, rel), []byte(text), 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func subscribe(t *testing.T, ns, csv, timeout string) {
+	t.Helper()
+	health := ""
+	if timeout != "" {
+		health = ", health: {timeout: " + timeout + "}"
+	}
+	apply(t, ns, fmt.Sprintf(`
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache}
+spec: {startingCSV: %s, catalog: samples%s}
+`, csv, health))
+}
+
+func setStartingCSV(t *testing.T, ns, csv string) {
+	t.Helper()
+	sub := getSub(t, ns, "cache")
+	patch := client.MergeFrom(sub.DeepCopy())
+	sub.Spec.StartingCSV = csv
+	if err := cluster.Client.Patch(ctx(), sub, patch); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rollbackByHand points the Blueprint at an earlier revision, as `operator-manager
+// rollback --to-revision` does.
+func rollbackByHand(t *testing.T, ns string, revision int64) {
+	t.Helper()
+	bp := getBlueprint(t, ns, "cache")
+	patch := client.MergeFrom(bp.DeepCopy())
+	for _, h := range bp.Status.History {
+		if h.Revision == revision {
+			bp.Spec.OldVersion = bp.Status.CurrentCSV
+			bp.Spec.ClusterServiceVersionName, bp.Spec.Version, bp.Spec.BundleDigest = h.CSVName, h.Version, h.BundleDigest
+			bp.Spec.Generation++
+			bp.Spec.Approved = true
+		}
+	}
+	if err := cluster.Client.Patch(ctx(), bp, patch); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// settled reports the Blueprint running csv in phase, the CSV alone and its Deployment
+// available, and the Subscription's status caught up.
+func settled(t *testing.T, ns, csv string, phase omv1.BlueprintPhase) bool {
+	bp := &omv1.Blueprint{}
+	if cluster.Client.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "cache"}, bp) != nil ||
+		bp.Status.CurrentCSV != csv || bp.Status.Phase != phase || bp.Status.ObservedGeneration != bp.Generation {
+		return false
+	}
+	csvs := &omv1alpha1.ClusterServiceVersionList{}
+	if cluster.Client.List(ctx(), csvs, client.InNamespace(ns)) != nil || len(csvs.Items) != 1 || csvs.Items[0].Status.Phase != omv1alpha1.CSVSucceeded {
+		return false
+	}
+	d := &appsv1.Deployment{}
+	if cluster.Client.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "cache-operator"}, d) != nil ||
+		d.Status.ObservedGeneration != d.Generation || d.Status.AvailableReplicas != 1 || d.Status.UpdatedReplicas != 1 || d.Status.Replicas != 1 {
+		return false
+	}
+	// The Subscription has caught up too: its last status write is part of the scenario.
+	sub := getSub(t, ns, "cache")
+	readyC := meta.FindStatusCondition(sub.Status.Conditions, omv1.ConditionReady)
+	if sub.Status.ObservedGeneration != sub.Generation || sub.Status.InstalledCSV != csv || readyC == nil {
+		return false
+	}
+	if phase == omv1.BlueprintRolledBack {
+		rb := meta.FindStatusCondition(sub.Status.Conditions, omv1.ConditionRolledBack)
+		return rb != nil && rb.Status == metav1.ConditionTrue && readyC.Reason == omv1.ConditionRolledBack
+	}
+	return readyC.Status == metav1.ConditionTrue
+}
+
+func waitSettled(t *testing.T, m *harness.Manager, ns, csv string, phase omv1.BlueprintPhase) {
+	t.Helper()
+	eventually(t, m, 3*time.Minute, ns+" settled on "+csv, func() bool { return settled(t, ns, csv, phase) }, describe(ns, "cache"))
+}
+
+var cacheGVK = schema.GroupVersionKind{Group: "cache.samples.operator-manager.domain", Version: "v1", Kind: "Cache"}
+
+// newCache creates the custom resource whose survival the scenarios check.
+func newCache(t *testing.T, ns string) {
+	t.Helper()
+	cr := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"size": int64(3)}}}
+	cr.SetGroupVersionKind(cacheGVK)
+	cr.SetNamespace(ns)
+	cr.SetName("example")
+	if err := cluster.Client.Create(ctx(), cr); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkCache asserts the custom resource is there, unchanged.
+func checkCache(t *testing.T, ns string) {
+	t.Helper()
+	cr := &unstructured.Unstructured{}
+	cr.SetGroupVersionKind(cacheGVK)
+	if err := cluster.Client.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "example"}, cr); err != nil {
+		t.Errorf("%s: the custom resource is gone: %v", ns, err)
+		return
+	}
+	if spec, _, _ := unstructured.NestedMap(cr.Object, "spec"); !equality.Semantic.DeepEqual(spec, map[string]any{"size": int64(3)}) {
+		t.Errorf("%s: the custom resource changed: %v", ns, spec)
+	}
+}
+
+// owned counts, per kind, the objects installed for ns, of csv (or of any CSV when empty).
+func owned(t *testing.T, ns, csv string) map[string]int {
+	t.Helper()
+	sel := client.MatchingLabels{render.LabelOwnerNamespace: ns}
+	if csv != "" {
+		sel[render.LabelOwnerName] = render.LabelValue(csv)
+	}
+	counts := map[string]int{}
+	for kind, list := range map[string]client.ObjectList{
+		"Deployment": &appsv1.DeploymentList{}, "ServiceAccount": &corev1.ServiceAccountList{}, "Service": &corev1.ServiceList{},
+		"Role": &rbacv1.RoleList{}, "RoleBinding": &rbacv1.RoleBindingList{},
+		"ClusterRole": &rbacv1.ClusterRoleList{}, "ClusterRoleBinding": &rbacv1.ClusterRoleBindingList{},
+	} {
+		if err := cluster.Client.List(ctx(), list, sel); err != nil {
+			t.Fatal(err)
+		}
+		if n := meta.LenList(list); n > 0 {
+			counts[kind] = n
+		}
+	}
+	return counts
+}
+
+// checkObjects asserts exactly the objects the running sample version owns, once each,
+// and none of another version.
+func checkObjects(t *testing.T, ns, csv string) {
+	t.Helper()
+	want := map[string]int{"Deployment": 1, "ServiceAccount": 1, "ClusterRole": 2, "ClusterRoleBinding": 2}
+	if csv != "cache-operator.v1.1.0" {
+		want["Service"] = 1
+	}
+	if got := owned(t, ns, csv); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("%s: objects of %s = %v, want %v", ns, csv, got, want)
+	}
+	if all := owned(t, ns, ""); fmt.Sprint(all) != fmt.Sprint(want) {
+		t.Errorf("%s: objects of any version = %v, want only %s's %v", ns, all, csv, want)
+	}
+}
+
+// checkHistory asserts the revisions' triggers and outcomes, in order.
+func checkHistory(t *testing.T, ns, want string) {
+	t.Helper()
+	var got []string
+	for _, h := range getBlueprint(t, ns, "cache").Status.History {
+		got = append(got, string(h.Trigger)+":"+string(h.Outcome))
+	}
+	if strings.Join(got, " ") != want {
+		t.Errorf("%s: history %s, want %s", ns, strings.Join(got, " "), want)
+	}
+}
+
+// checkNoDuplicateRevisions asserts revision numbers are unique and increasing.
+func checkNoDuplicateRevisions(t *testing.T, ns string) {
+	t.Helper()
+	bp := &omv1.Blueprint{}
+	if err := cluster.Client.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "cache"}, bp); err != nil {
+		return // uninstalled
+	}
+	var nums []int
+	for _, h := range bp.Status.History {
+		nums = append(nums, int(h.Revision))
+	}
+	if !sort.IntsAreSorted(nums) {
+		t.Errorf("%s: revisions out of order: %v", ns, nums)
+	}
+	for i := 1; i < len(nums); i++ {
+		if nums[i] == nums[i-1] {
+			t.Errorf("%s: revision %d recorded twice", ns, nums[i])
+		}
+	}
+}
+
