@@ -85,7 +85,9 @@ func TestCrashPoints(t *testing.T) {
 	scenarios := []scenario{
 		{name: "install", catalog: cluster.SampleDir,
 			trigger: func(t *testing.T, ns string) { subscribe(t, ns, "cache-operator.1.1.0", "") },
-			done:    func(t *testing.T, ns string) bool { return settled(t, ns, "cache-operator.v1.1.0", omv1.BlueprintSucceeded) },
+			done: func(t *testing.T, ns string) bool {
+				return settled(t, ns, "cache-operator.v1.1.0", omv1.BlueprintSucceeded)
+			},
 			check: func(t *testing.T, ns string) {
 				checkObjects(t, ns, "cache-operator.v1.1.0")
 				checkHistory(t, ns, "Install:Succeeded")
@@ -93,7 +95,9 @@ func TestCrashPoints(t *testing.T) {
 		{name: "upgrade", catalog: cluster.SampleDir,
 			prepare: []step{installed("cache-operator.1.1.0", ""), withCache},
 			trigger: func(t *testing.T, ns string) { setStartingCSV(t, ns, "cache-operator.1.2.0") },
-			done:    func(t *testing.T, ns string) bool { return settled(t, ns, "cache-operator.v1.2.0", omv1.BlueprintSucceeded) },
+			done: func(t *testing.T, ns string) bool {
+				return settled(t, ns, "cache-operator.v1.2.0", omv1.BlueprintSucceeded)
+			},
 			check: func(t *testing.T, ns string) {
 				checkObjects(t, ns, "cache-operator.v1.2.0")
 				checkCache(t, ns)
@@ -102,7 +106,9 @@ func TestCrashPoints(t *testing.T) {
 		{name: "rollback", catalog: failing,
 			prepare: []step{installed("cache-operator.1.2.0", "30s"), withCache},
 			trigger: func(t *testing.T, ns string) { setStartingCSV(t, ns, "cache-operator.1.3.0") },
-			done:    func(t *testing.T, ns string) bool { return settled(t, ns, "cache-operator.v1.2.0", omv1.BlueprintRolledBack) },
+			done: func(t *testing.T, ns string) bool {
+				return settled(t, ns, "cache-operator.v1.2.0", omv1.BlueprintRolledBack)
+			},
 			check: func(t *testing.T, ns string) {
 				checkObjects(t, ns, "cache-operator.v1.2.0")
 				checkCache(t, ns)
@@ -111,7 +117,9 @@ func TestCrashPoints(t *testing.T) {
 		{name: "manual", catalog: cluster.SampleDir,
 			prepare: []step{installed("cache-operator.1.1.0", ""), upgraded("cache-operator.1.2.0"), withCache},
 			trigger: func(t *testing.T, ns string) { rollbackByHand(t, ns, 1) },
-			done:    func(t *testing.T, ns string) bool { return settled(t, ns, "cache-operator.v1.1.0", omv1.BlueprintSucceeded) },
+			done: func(t *testing.T, ns string) bool {
+				return settled(t, ns, "cache-operator.v1.1.0", omv1.BlueprintSucceeded)
+			},
 			check: func(t *testing.T, ns string) {
 				checkObjects(t, ns, "cache-operator.v1.1.0")
 				checkCache(t, ns)
@@ -471,4 +479,3 @@ func checkNoDuplicateRevisions(t *testing.T, ns string) {
 		}
 	}
 }
-
