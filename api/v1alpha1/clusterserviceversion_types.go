@@ -2,6 +2,9 @@ package v1alpha1
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
 
 	olmv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,7 +27,8 @@ const (
 // CRDRepair records what the manager changed in a bundle's CRD so the API server would
 // accept it (for example a v1beta1 CRD converted to v1 with `type: object` added).
 type CRDRepair struct {
-	// Name is the CRD's name.
+	// Name is the CRD's name; "(bundle objects)" for the bundle's other objects moved
+	// from an API version Kubernetes no longer serves.
 	Name string `json:"name"`
 	// Changes lists each change in words.
 	// +listType=atomic
@@ -122,11 +126,38 @@ type CSVSpec struct {
 func (s *CSVSpec) UnmarshalJSON(data []byte) error {
 	var spec olmv1alpha1.ClusterServiceVersionSpec
 	if err := json.Unmarshal(data, &spec); err != nil {
-		*s = CSVSpec{DecodeError: err.Error(), raw: append([]byte(nil), data...)}
+		*s = CSVSpec{DecodeError: decodeErrorAt(data, err), raw: append([]byte(nil), data...)}
 		return nil
 	}
 	*s = CSVSpec{ClusterServiceVersionSpec: spec}
 	return nil
+}
+
+// decodeErrorAt names the field of spec that did not decode: "spec.version: ..." or
+// "spec.install.spec.deployments: ...". A type error carries its path; other errors (a
+// version that is not semver) are found by decoding each top-level field on its own.
+func decodeErrorAt(data []byte, err error) string {
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) && typeErr.Field != "" {
+		return fmt.Sprintf("spec.%s: cannot decode a JSON %s as %s", typeErr.Field, typeErr.Value, typeErr.Type)
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(data, &fields) != nil {
+		return err.Error()
+	}
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		one, _ := json.Marshal(map[string]json.RawMessage{k: fields[k]})
+		var spec olmv1alpha1.ClusterServiceVersionSpec
+		if json.Unmarshal(one, &spec) != nil {
+			return fmt.Sprintf("spec.%s: %v", k, err)
+		}
+	}
+	return err.Error()
 }
 
 // MarshalJSON writes the spec back: the raw bytes of one that did not decode.

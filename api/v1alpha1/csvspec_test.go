@@ -13,8 +13,9 @@ func TestCSVSpecDecodesLeniently(t *testing.T) {
 		name, spec, wantErr string
 	}{
 		{"valid", `{"version":"1.2.3","displayName":"X","install":{"strategy":"deployment","spec":{"deployments":[]}}}`, ""},
-		{"version not semver", `{"version":"banana"}`, "banana"},
-		{"deployments not a list", `{"install":{"strategy":"deployment","spec":{"deployments":"garbage"}}}`, "cannot unmarshal string"},
+		{"version not semver", `{"displayName":"X","version":"banana"}`, "spec.version: "},
+		{"deployments not a list", `{"install":{"strategy":"deployment","spec":{"deployments":"garbage"}}}`, "spec.install.spec.deployments: cannot decode a JSON string"},
+		{"keywords not a list", `{"keywords":{"a":1},"version":"1.0.0"}`, "spec.keywords: cannot decode a JSON object"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -167,14 +167,59 @@ func has(list []string, v string) bool {
 
 // Describe says what is missing in one line: the first few requests, and how many more.
 func Describe(id identity.Identity, missing []Request) string {
-	const shown = 3
+	// One entry per resource and namespace, its verbs and names gathered, so that a bundle
+	// with ten ClusterRoles reads as one missing right, not ten.
+	type key struct{ group, resource, namespace string }
+	type entry struct {
+		key
+		verbs, names []string
+	}
+	var entries []*entry
+	index := map[key]*entry{}
+	for _, r := range missing {
+		k := key{r.Group, r.Resource, r.Namespace}
+		e := index[k]
+		if e == nil {
+			e = &entry{key: k}
+			index[k] = e
+			entries = append(entries, e)
+		}
+		if !slices.Contains(e.verbs, r.Verb) {
+			e.verbs = append(e.verbs, r.Verb)
+		}
+		if r.Name != "" && !slices.Contains(e.names, r.Name) {
+			e.names = append(e.names, r.Name)
+		}
+	}
+	const shown, namesShown = 3, 2
 	var parts []string
-	for i, r := range missing {
+	for i, e := range entries {
 		if i == shown {
-			parts = append(parts, fmt.Sprintf("and %d more", len(missing)-shown))
+			parts = append(parts, fmt.Sprintf("and %d more", len(entries)-shown))
 			break
 		}
-		parts = append(parts, r.String())
+		res := e.resource
+		if e.group != "" {
+			res += "." + e.group
+		}
+		s := strings.Join(e.verbs, ", ") + " " + res
+		var names []string
+		for j, n := range e.names {
+			if j == namesShown {
+				names = append(names, fmt.Sprintf("and %d more", len(e.names)-namesShown))
+				break
+			}
+			names = append(names, fmt.Sprintf("%q", n))
+		}
+		if len(names) > 0 {
+			s += " " + strings.Join(names, ", ")
+		}
+		if e.namespace == "" {
+			s += " (cluster-scoped)"
+		} else {
+			s += " in namespace " + e.namespace
+		}
+		parts = append(parts, s)
 	}
 	return fmt.Sprintf("%s may not %s", id, strings.Join(parts, "; "))
 }

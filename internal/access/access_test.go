@@ -76,10 +76,13 @@ func TestDescribe(t *testing.T) {
 	id := identity.Identity{Namespace: "team-a", Name: "installer"}
 	reqs := []Request{{Verb: "create", Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"},
 		{Verb: "create", Group: "rbac.authorization.k8s.io", Resource: "clusterroles"},
+		{Verb: "patch", Group: "rbac.authorization.k8s.io", Resource: "clusterroles", Name: "a"},
+		{Verb: "patch", Group: "rbac.authorization.k8s.io", Resource: "clusterroles", Name: "b"},
+		{Verb: "patch", Group: "rbac.authorization.k8s.io", Resource: "clusterroles", Name: "c"},
 		{Verb: "patch", Resource: "services", Namespace: "team-a", Name: "x"},
 		{Verb: "create", Resource: "configmaps", Namespace: "team-a"}}
 	got := Describe(id, reqs)
-	want := `ServiceAccount team-a/installer may not create customresourcedefinitions.apiextensions.k8s.io (cluster-scoped); create clusterroles.rbac.authorization.k8s.io (cluster-scoped); patch services "x" in namespace team-a; and 1 more`
+	want := `ServiceAccount team-a/installer may not create customresourcedefinitions.apiextensions.k8s.io (cluster-scoped); create, patch clusterroles.rbac.authorization.k8s.io "a", "b", and 1 more (cluster-scoped); patch services "x" in namespace team-a; and 1 more`
 	if got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}

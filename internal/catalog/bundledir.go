@@ -141,6 +141,12 @@ func loadBundleDir(r *fsReader, dir string) bundleResult {
 		}
 	}
 	if csvFile == "" {
+		if layout == LayoutFlat {
+			if _, err := r.readDir(path.Join(dir, "metadata")); err == nil {
+				// A bundle-layout directory whose manifests/ is missing or misnamed.
+				return reject(dir, fmt.Errorf("metadata/ is there but manifests/ is not: the bundle layout keeps the CSV and the other manifests in manifests/ (the directory metadata/annotations.yaml names)"))
+			}
+		}
 		return reject(dir, fmt.Errorf("no ClusterServiceVersion among the %d manifest files", manifests))
 	}
 	if err := settleVersion(b, dir, csvVersionErr); err != nil {

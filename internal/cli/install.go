@@ -148,8 +148,12 @@ func installDone(sub *omv1.Subscription, bp *omv1.Blueprint, gone bool) (bool, e
 	if sub.Status.ObservedGeneration < sub.Generation {
 		return false, nil
 	}
+	// Ready=True counts only once the Blueprint has settled the change asked for: right
+	// after a version change the Subscription can still mirror the previous version's
+	// Ready=True.
 	ready := meta.FindStatusCondition(sub.Status.Conditions, omv1.ConditionReady)
-	if ready != nil && ready.Status == metav1.ConditionTrue {
+	if ready != nil && ready.Status == metav1.ConditionTrue && bp != nil && settledForTarget(bp) &&
+		bp.Status.Phase == omv1.BlueprintSucceeded && bp.Status.CurrentCSV == bp.Spec.ClusterServiceVersionName {
 		return true, nil
 	}
 	if c := meta.FindStatusCondition(sub.Status.Conditions, omv1.ConditionResolved); c != nil && c.Status == metav1.ConditionFalse && terminalResolve[c.Reason] {

@@ -82,6 +82,41 @@ properties:
 		},
 		wantChanges: []string{`spec.conversion.webhook.conversionReviewVersions: set to [v1 v1beta1]: v1 requires it for webhook conversion`},
 	}, {
+		// kubebuilder's scaffold (elastic-phenix-operator in the community catalog): one
+		// version, a webhook, and a caBundle that is a newline for cert-manager to fill.
+		name: "idle conversion webhook of a single-version CRD",
+		in: v1CRD(validSchema) + `  conversion:
+    strategy: Webhook
+    webhook:
+      conversionReviewVersions: [v1]
+      clientConfig:
+        caBundle: Cg==
+        service: {name: widgets-webhook, namespace: widgets-system, path: /convert}
+`,
+		check: func(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) {
+			if c := crd.Spec.Conversion; c == nil || c.Strategy != apiextensionsv1.NoneConverter || c.Webhook != nil {
+				t.Errorf("conversion %+v, want strategy None without webhook", c)
+			}
+		},
+		wantChanges: []string{`spec.conversion: set the strategy to None: the CRD has a single version, so its conversion webhook would never be called, and its caBundle is not a PEM certificate, which keeps the API server from establishing the CRD`},
+	}, {
+		// With two versions the webhook is needed; its caBundle is left for the webhook
+		// support to replace, and the CRD is not touched.
+		name: "conversion webhook of a two-version CRD kept",
+		in: strings.Replace(v1CRD(validSchema), "  versions:\n", "  versions:\n  - {name: v1alpha1, served: true, storage: false, schema: {openAPIV3Schema: {type: object}}}\n", 1) + `  conversion:
+    strategy: Webhook
+    webhook:
+      conversionReviewVersions: [v1]
+      clientConfig:
+        caBundle: Cg==
+        service: {name: widgets-webhook, namespace: widgets-system, path: /convert}
+`,
+		check: func(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) {
+			if c := crd.Spec.Conversion; c == nil || c.Strategy != apiextensionsv1.WebhookConverter || c.Webhook == nil {
+				t.Errorf("conversion %+v, want the webhook kept", c)
+			}
+		},
+	}, {
 		name: "non-structural subtree fixed narrowly, siblings kept",
 		in: v1CRD(`type: object
 properties:

@@ -1,12 +1,14 @@
 package crdrepair
 
 import (
+	"encoding/base64"
 	"fmt"
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	certutil "k8s.io/client-go/util/cert"
 )
 
 // APIApprovalValue is set as the api-approved.kubernetes.io annotation on CRDs of groups
@@ -56,6 +58,37 @@ func (r *repairer) prepare() {
 	if r.noPruning {
 		r.markObjects()
 	}
+	r.dropIdleConversionWebhook(spec)
+}
+
+// dropIdleConversionWebhook sets the conversion strategy of a CRD with a single version to
+// None when its webhook's caBundle is not a PEM certificate (kubebuilder scaffolds ship
+// `caBundle: Cg==`, a newline, for cert-manager to fill in). The API server keeps such a
+// CRD from being Established ("The conversion webhook CABundle is invalid"), so its
+// operator could never install; with one version there is nothing to convert, so the
+// webhook would never be called and None changes nothing a client can see.
+func (r *repairer) dropIdleConversionWebhook(spec map[string]any) {
+	conv, _ := spec["conversion"].(map[string]any)
+	if strategy, _ := conv["strategy"].(string); strategy != "Webhook" {
+		return
+	}
+	if versions := r.versions(); len(versions) != 1 {
+		return
+	}
+	wh, _ := conv["webhook"].(map[string]any)
+	cc, _ := wh["clientConfig"].(map[string]any)
+	encoded, _ := cc["caBundle"].(string)
+	if encoded == "" {
+		return // the API server's own trust roots apply: it establishes the CRD
+	}
+	if raw, err := base64.StdEncoding.DecodeString(encoded); err == nil {
+		if _, err := certutil.ParseCertsPEM(raw); err == nil {
+			return
+		}
+	}
+	spec["conversion"] = map[string]any{"strategy": "None"}
+	r.record(KindConversion, "spec.conversion", "set the strategy to None: the CRD has a single version, so its conversion webhook "+
+		"would never be called, and its caBundle is not a PEM certificate, which keeps the API server from establishing the CRD")
 }
 
 // keepNoPruning marks, after the repairs, object schemas the repairs typed; it says

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	"github.com/operator-manager/operator-manager/internal/apiversions"
 )
 
 // Input is one installation to render.
@@ -41,6 +42,9 @@ type Objects struct {
 	ClusterRoleBindings []*rbacv1.ClusterRoleBinding
 	Others              []*unstructured.Unstructured
 	Deployments         []*appsv1.Deployment
+	// Moved says which bundle objects were moved from a removed API version to the one
+	// that replaced it, a line each.
+	Moved []string
 }
 
 // Render builds the objects of one CSV. Names are derived from the CSV, so each version
@@ -110,7 +114,16 @@ func Render(in Input) (*Objects, error) {
 	}
 
 	for _, o := range in.Others {
-		o = o.DeepCopy()
+		// Written for an API version Kubernetes removed: moved to its successor where
+		// that loses nothing, refused with the kind, name and version otherwise.
+		moved, change, err := apiversions.Upgrade(o)
+		if err != nil {
+			return nil, fmt.Errorf("bundle object: %w", err)
+		}
+		if change != "" {
+			out.Moved = append(out.Moved, change)
+		}
+		o = moved.DeepCopy()
 		// As OLM places them: a namespaced object of a bundle goes to the installation's
 		// namespace whatever namespace its manifest names (bundles are written for one).
 		if namespaced(o) {

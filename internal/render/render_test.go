@@ -8,6 +8,7 @@ import (
 	olm "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	"github.com/operator-manager/operator-manager/internal/catalog"
@@ -153,5 +154,31 @@ func TestLabelValue(t *testing.T) {
 	}
 	if LabelValue("short") != "short" {
 		t.Error("short values stay")
+	}
+}
+
+// TestRenderMovesRemovedAPIVersions: a bundle object written for an API version Kubernetes
+// removed is applied in the version that replaced it, and the move is reported; one whose
+// meaning would change fails the render, named.
+func TestRenderMovesRemovedAPIVersions(t *testing.T) {
+	c := sampleContent(t, "cache-operator.v1.2.0")
+	role := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1beta1", "kind": "ClusterRole",
+		"metadata": map[string]any{"name": "reader"}, "rules": []any{map[string]any{"apiGroups": []any{""}, "resources": []any{"pods"}, "verbs": []any{"get"}}}}}
+	objs, err := Render(Input{Namespace: "ops", CSVName: c.CSV.Name, Package: "cache-operator", Spec: &c.CSV.Spec,
+		TargetNamespaces: []string{"ops"}, Others: []*unstructured.Unstructured{role}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs.Others) != 1 || objs.Others[0].GetAPIVersion() != "rbac.authorization.k8s.io/v1" || objs.Others[0].GetNamespace() != "" {
+		t.Fatalf("others = %+v", objs.Others)
+	}
+	if len(objs.Moved) != 1 || !strings.Contains(objs.Moved[0], `ClusterRole "reader": moved from rbac.authorization.k8s.io/v1beta1`) {
+		t.Errorf("moved = %q", objs.Moved)
+	}
+	ingress := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "extensions/v1beta1", "kind": "Ingress", "metadata": map[string]any{"name": "web"}}}
+	_, err = Render(Input{Namespace: "ops", CSVName: c.CSV.Name, Package: "cache-operator", Spec: &c.CSV.Spec,
+		TargetNamespaces: []string{"ops"}, Others: []*unstructured.Unstructured{ingress}})
+	if err == nil || !strings.Contains(err.Error(), `Ingress "web" is written for extensions/v1beta1`) {
+		t.Errorf("render of an extensions/v1beta1 Ingress: %v", err)
 	}
 }

@@ -7,7 +7,7 @@ package badinput
 //   catalog-csv-without-version: a CSV with no spec.version in folder "latest", its name without a version -> rejected, "spec.version is absent"
 //   catalog-two-csvs-in-one-bundle: two CSVs in one bundle -> rejected, "two ClusterServiceVersions in one bundle: a.yaml and b.yaml"
 //   catalog-package-head-missing: a package manifest whose channel's currentCSV does not exist -> rejected, channel and currentCSV named
-//   catalog-annotations-without-manifests: annotations.yaml names manifests/, which is missing -> rejected, "no ClusterServiceVersion among the 0 manifest files"
+//   catalog-annotations-without-manifests: annotations.yaml names manifests/, which is missing -> rejected, "metadata/ is there but manifests/ is not"
 //   catalog-fbc-bundle-without-package: an FBC olm.bundle of a package with no olm.package blob -> rejected, package named
 //   catalog-fbc-malformed-json: a truncated catalog.json -> rejected, file and line named
 //   catalog-symlink-escapes: a bundle file that is a symlink to /etc/passwd -> rejected, "symlink ... (outside the catalog root) not followed"
@@ -31,9 +31,9 @@ package badinput
 //   install-owned-crd-not-shipped: the CSV owns a CRD its bundle lacks -> DeadlineExceeded naming the CRD "not present"
 //   install-crd-drops-stored-version: the upgrade's CRD drops the stored version v1 -> Blocked CRDPreflightFailed, 1.0.0 runs on
 //   install-crd-refused: a CRD whose name is not <plural>.<group> -> CRDRefused naming the CRD
-//   install-serviceaccount-missing: serviceAccountName names no ServiceAccount -> InsufficientPermissions naming it
+//   install-serviceaccount-missing: serviceAccountName names no ServiceAccount -> InsufficientPermissions, "does not exist", spec.serviceAccountName
 // HTTP catalogs:
-//   http-index-lies-about-bundle-digest: a server whose bundles do not hash to the index's digests -> DeadlineExceeded naming the digest
+//   http-index-lies-about-bundle-digest: a server whose bundles do not hash to the index's digests -> BundleUnavailable at once, both digests named
 //   http-served-bundle-changed-on-disk: `catalog serve` whose directory changed under it -> DeadlineExceeded, 503, "does not match its digest"
 //   http-index-digest-mismatch: an index whose catalog digest does not match its content -> LoadFailed, "does not match"
 //   http-garbage-json: /index.json is HTML -> LoadFailed, "decoding catalog index"
@@ -52,7 +52,7 @@ package badinput
 //   sub-option-upgrade: option upgrade -> API refuses, `spec.option: Unsupported value: "upgrade"`
 //   sub-startingcsv-with-version: startingCSV and version -> API refuses (CEL)
 //   sub-neither-startingcsv-nor-package: neither -> API refuses (CEL)
-//   sub-catalog-missing: catalog names no CatalogSource -> CatalogNotReady naming it
+//   sub-catalog-missing: catalog names no CatalogSource -> CatalogNotReady, "CatalogSource ns/x does not exist", spec.catalog
 //   sub-historylimit-negative: historyLimit -1 -> API refuses, spec.historyLimit
 //   sub-edited-to-missing-version: a running Subscription edited to gadget.9.9.9 -> VersionNotFound, 1.0.0 runs on
 // Blueprints edited to nonsense:
@@ -63,8 +63,8 @@ package badinput
 // Hostile objects the schema lets through (run one at a time, after the others):
 //   sub-health-timeout-garbage: health.timeout "abc" -> API refuses naming spec.health.timeout; the manager keeps reconciling
 //   catalogsource-pollinterval-garbage: pollInterval "abc" -> API refuses naming spec.pollInterval; the manager keeps reconciling
-//   csv-by-hand-install-garbage: spec.install.spec.deployments a string -> refused or Failed InvalidInstallStrategy; the manager keeps reconciling
-//   csv-by-hand-version-garbage: spec.version "banana" -> refused or a condition naming spec.version; the manager keeps reconciling
+//   csv-by-hand-install-garbage: spec.install.spec.deployments a string -> Failed InvalidInstallStrategy naming spec.install.spec.deployments; the manager keeps reconciling
+//   csv-by-hand-version-garbage: spec.version "banana" -> Failed naming spec.version; the manager keeps reconciling
 
 import (
 	"fmt"
@@ -84,6 +84,7 @@ import (
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
 	"github.com/operator-manager/operator-manager/internal/catalog"
+	"github.com/operator-manager/operator-manager/internal/controller/blueprint"
 )
 
 // badCase is one bad input: run sets it up in its own namespace and checks the outcome.
@@ -172,9 +173,7 @@ var badInputs = []badCase{
 		// The manifests are in bundle/, not in the manifests/ that annotations.yaml names.
 		files["broken/1.0.0/bundle/csv.yaml"] = files["broken/1.0.0/manifests/csv.yaml"]
 		delete(files, "broken/1.0.0/manifests/csv.yaml")
-		// FINDING: the reason does not name annotations.yaml or the missing manifests/;
-		// it is asserted as it stands.
-		catalogCase(t, ns, files, nil, "broken/1.0.0", []string{"no ClusterServiceVersion among the 0 manifest files"},
+		catalogCase(t, ns, files, nil, "broken/1.0.0", []string{"metadata/ is there but manifests/ is not"},
 			`{startingCSV: broken.1.0.0, catalog: test}`, omv1.ReasonPackageNotFound, `package "broken" is not in catalog`)
 	}},
 	{name: "catalog-fbc-bundle-without-package", run: func(t *testing.T, ns string) {
@@ -410,7 +409,7 @@ properties:
 		writeCatalog(t, ns, goodGadget(ns))
 		create(t, ns, subscriptionYAML("gadget", `{startingCSV: gadget.1.0.0, catalog: test, serviceAccountName: ghost}`))
 		waitSubCondition(t, ns, "gadget", omv1.ConditionReady, metav1.ConditionFalse, omv1.ReasonInsufficientPermissions, 90*time.Second,
-			"ServiceAccount "+ns+"/ghost may not", "nothing was changed")
+			"ServiceAccount "+ns+"/ghost does not exist", "spec.serviceAccountName", "nothing was changed")
 		checkNothingInstalled(t, ns)
 		checkNoCRD(t, "gadgets."+group(ns))
 	}},
@@ -424,8 +423,10 @@ properties:
 		waitCatalogReady(t, ns, "test")
 		create(t, ns, subscriptionYAML("gadget", `{startingCSV: gadget.1.0.0, catalog: test, health: {timeout: 15s}}`))
 		digest := honest.BundleByCSV("gadget.v1.0.0").Digest
-		waitSubCondition(t, ns, "gadget", omv1.ConditionReady, metav1.ConditionFalse, omv1.ReasonDeadlineExceeded, 90*time.Second,
-			"waiting for the bundle of gadget.v1.0.0", "does not match its digest", digest)
+		// A bundle whose content does not match the digest the index names is refused at
+		// once (no deadline to wait out), with both digests named.
+		waitSubCondition(t, ns, "gadget", omv1.ConditionReady, metav1.ConditionFalse, blueprint.ReasonBundleUnavailable, 90*time.Second,
+			"the bundle of gadget.v1.0.0", "does not match its digest", digest)
 		checkNothingInstalled(t, ns)
 		checkNoCRD(t, "gadgets."+group(ns))
 	}},
@@ -526,8 +527,9 @@ properties:
 	}},
 	{name: "sub-catalog-missing", run: func(t *testing.T, ns string) {
 		create(t, ns, subscriptionYAML("gadget", `{startingCSV: gadget.1.0.0, catalog: nosuchcatalog}`))
-		// FINDING: "not loaded yet" does not say that no such CatalogSource exists.
-		waitUnresolved(t, ns, "gadget", omv1.ReasonCatalogNotReady, "catalog "+ns+"/nosuchcatalog is not loaded")
+		// The message says the CatalogSource does not exist (not merely "not loaded yet")
+		// and which field named it.
+		waitUnresolved(t, ns, "gadget", omv1.ReasonCatalogNotReady, "CatalogSource "+ns+"/nosuchcatalog does not exist", "spec.catalog")
 	}},
 	{name: "sub-historylimit-negative", run: func(t *testing.T, ns string) {
 		refused(t, ns, subscriptionYAML("gadget", `{startingCSV: gadget.1.0.0, historyLimit: -1}`), "spec.historyLimit", "greater than or equal to 0")

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
 	"github.com/operator-manager/operator-manager/internal/render"
 	"github.com/operator-manager/operator-manager/internal/testenv"
 )
@@ -151,4 +152,13 @@ func ownedClusterRoles(t *testing.T, ns string) []rbacv1.ClusterRole {
 		t.Fatalf("no ClusterRole installed for %s", ns)
 	}
 	return list.Items
+}
+
+func getCSV(t *testing.T, ns, name string) *omv1alpha1.ClusterServiceVersion {
+	t.Helper()
+	csv := &omv1alpha1.ClusterServiceVersion{}
+	if err := k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: name}, csv); err != nil {
+		t.Fatal(err)
+	}
+	return csv
 }

@@ -111,13 +111,16 @@ spec: {startingCSV: cache-operator.1.1.0, catalog: samples, serviceAccountName: 
 		return c.Status == metav1.ConditionFalse && c.Reason == omv1.ReasonInsufficientPermissions
 	}, describeSub(t, ns, "cache"))
 	msg := condition(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionInstalled).Message
-	for _, want := range []string{"ServiceAccount team-a/installer may not", "customresourcedefinitions.apiextensions.k8s.io", "(cluster-scoped)", "nothing was changed"} {
+	for _, want := range []string{"ServiceAccount team-a/installer may not", "(cluster-scoped)", "nothing was changed"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("InsufficientPermissions message lacks %q: %s", want, msg)
 		}
 	}
-	if !strings.Contains(msg, "clusterroles.rbac.authorization.k8s.io") && !strings.Contains(msg, "more") {
-		t.Errorf("the message names neither the cluster roles nor that more is missing: %s", msg)
+	// The CRD is asked for only where it must be written: another test of this package may
+	// have installed the same CRD already, identical, and then no right to write it is
+	// needed. The cluster roles of clusterPermissions are always needed.
+	if !strings.Contains(msg, "clusterroles.rbac.authorization.k8s.io") {
+		t.Errorf("the message does not name the cluster roles clusterPermissions need: %s", msg)
 	}
 	nothingInstalled(t, ns)
 

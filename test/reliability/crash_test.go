@@ -186,6 +186,15 @@ func walk(t *testing.T, sc scenario) []crashPoint {
 			batch = append(batch, ns(prepared+1))
 			newNamespace(t, ns(prepared+1), sc.catalog)
 		}
+		// The CatalogSource's first status is a write of its own: it must be made here,
+		// not by the crashing manager of a later N.
+		for _, name := range batch {
+			eventually(t, m, time.Minute, "catalog of "+name+" loaded", func() bool {
+				cs := &omv1.CatalogSource{}
+				return cluster.Client.Get(ctx(), client.ObjectKey{Namespace: name, Name: "samples"}, cs) == nil &&
+					cs.Status.Digest != "" && cs.Status.ObservedGeneration == cs.Generation
+			}, func() string { return "CatalogSource " + name + "/samples" })
+		}
 		for _, st := range sc.prepare {
 			for _, name := range batch {
 				st.do(t, name)

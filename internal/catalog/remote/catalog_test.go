@@ -32,7 +32,7 @@ func TestRemoteCatalog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cat.Digest != dir.Digest || len(cat.Packages()) != 2 || len(cat.Bundles()) != 6 {
+	if cat.Digest != dir.Digest || len(cat.Packages()) != len(dir.Packages()) || len(cat.Bundles()) != len(dir.Bundles()) || len(cat.Bundles()) == 0 {
 		t.Fatalf("remote catalog %s, directory %s", cat, dir)
 	}
 

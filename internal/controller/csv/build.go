@@ -80,6 +80,9 @@ func (r *Reconciler) build(ctx context.Context, s *scope) (bool, error) {
 		return true, err
 	}
 	csv.Status.CRDRepairs = crdRepairs(csv)
+	if len(objs.Moved) > 0 {
+		csv.Status.CRDRepairs = append(csv.Status.CRDRepairs, omv1alpha1.CRDRepair{Name: BundleObjectsRepairName, Changes: objs.Moved})
+	}
 	return false, nil
 }
 
@@ -133,6 +136,11 @@ func metav1ControllerName(csv *omv1alpha1.ClusterServiceVersion) string {
 	}
 	return csv.Labels[omv1.LabelSubscription]
 }
+
+// BundleObjectsRepairName is the entry of status.crdRepairs that lists the bundle's other
+// objects moved from a removed API version (they are recorded with the CRD repairs, as
+// changes made so that the bundle would be accepted).
+const BundleObjectsRepairName = "(bundle objects)"
 
 func crdRepairs(csv *omv1alpha1.ClusterServiceVersion) []omv1alpha1.CRDRepair {
 	raw := csv.Annotations[omv1.AnnotationCRDRepairs]

@@ -44,6 +44,9 @@ func (r *Reconciler) requirements(ctx context.Context, s *scope) (bool, error) {
 			return err
 		case !established(crd):
 			st.Status, st.Message = olm.RequirementStatusReasonNotAvailable, "CRD is not yet Established"
+			if why := notEstablishedBecause(crd); why != "" {
+				st.Message = "CRD is not Established: " + why // e.g. "The conversion webhook CABundle is invalid"
+			}
 		case d.Version != "" && !served(crd, d.Version):
 			st.Status, st.Message = olm.RequirementStatusReasonNotAvailable, fmt.Sprintf("CRD does not serve version %s", d.Version)
 		default:
@@ -85,6 +88,16 @@ func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
 		}
 	}
 	return false
+}
+
+// notEstablishedBecause is the API server's message on a CRD it refused to establish.
+func notEstablishedBecause(crd *apiextensionsv1.CustomResourceDefinition) string {
+	for _, c := range crd.Status.Conditions {
+		if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionFalse {
+			return c.Message
+		}
+	}
+	return ""
 }
 
 func served(crd *apiextensionsv1.CustomResourceDefinition, version string) bool {

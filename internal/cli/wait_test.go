@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+)
+
+// TestInstallDone: `install --wait` ends on the outcome of the change asked for, and not
+// on the state the previous version left.
+func TestInstallDone(t *testing.T) {
+	ready := func(status metav1.ConditionStatus) *omv1.Subscription {
+		sub := &omv1.Subscription{ObjectMeta: metav1.ObjectMeta{Generation: 2}}
+		sub.Status.ObservedGeneration = 2
+		sub.Status.Conditions = []metav1.Condition{{Type: omv1.ConditionReady, Status: status, Reason: "X"}}
+		return sub
+	}
+	bp := func(target string, observed int64, phase omv1.BlueprintPhase, current string, history ...omv1.Revision) *omv1.Blueprint {
+		b := &omv1.Blueprint{ObjectMeta: metav1.ObjectMeta{Generation: 3}}
+		b.Spec.ClusterServiceVersionName, b.Spec.Generation = target, 2
+		b.Status.ObservedGeneration, b.Status.Phase, b.Status.CurrentCSV, b.Status.History = observed, phase, current, history
+		return b
+	}
+	rev := func(csv string, trigger omv1.Trigger, gen int64) omv1.Revision {
+		return omv1.Revision{CSVName: csv, Trigger: trigger, Generation: gen}
+	}
+	for _, tc := range []struct {
+		name     string
+		sub      *omv1.Subscription
+		bp       *omv1.Blueprint
+		done     bool
+		errWants string
+	}{
+		{"previous version still Ready, Blueprint not yet at the new spec", ready(metav1.ConditionTrue),
+			bp("v2", 2, omv1.BlueprintSucceeded, "v1", rev("v1", omv1.TriggerInstall, 1)), false, ""},
+		{"previous version still Ready, Blueprint saw the spec but no revision yet", ready(metav1.ConditionTrue),
+			bp("v2", 3, omv1.BlueprintSucceeded, "v1", rev("v1", omv1.TriggerInstall, 1)), false, ""},
+		{"new version Succeeded", ready(metav1.ConditionTrue),
+			bp("v2", 3, omv1.BlueprintSucceeded, "v2", rev("v1", omv1.TriggerInstall, 1), rev("v2", omv1.TriggerUpgrade, 2)), true, ""},
+		{"new version rolled back", ready(metav1.ConditionTrue),
+			bp("v2", 3, omv1.BlueprintRolledBack, "v1", rev("v1", omv1.TriggerInstall, 1), rev("v2", omv1.TriggerUpgrade, 2), rev("v1", omv1.TriggerRollback, 2)), true, "RolledBack"},
+		{"an older rollback does not end a new wait", ready(metav1.ConditionFalse),
+			bp("v3", 3, omv1.BlueprintRolledBack, "v1", rev("v2", omv1.TriggerUpgrade, 1), rev("v1", omv1.TriggerRollback, 1)), false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			done, err := installDone(tc.sub, tc.bp, false)
+			if done != tc.done {
+				t.Fatalf("done = %v, want %v (err %v)", done, tc.done, err)
+			}
+			if (err != nil) != (tc.errWants != "") || (err != nil && !strings.Contains(err.Error(), tc.errWants)) {
+				t.Fatalf("err = %v, want one naming %q", err, tc.errWants)
+			}
+		})
+	}
+}
