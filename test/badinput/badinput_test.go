@@ -29,6 +29,7 @@ package badinput
 //   install-deployment-without-selector: a deployment without selector -> CSV Failed InvalidInstallStrategy, "spec.selector is required"
 //   install-strategy-not-deployment: install strategy "helm" -> CSV Failed InvalidInstallStrategy naming the strategy
 //   install-owned-crd-not-shipped: the CSV owns a CRD its bundle lacks -> DeadlineExceeded naming the CRD "not present"
+//   install-native-api-missing: spec.nativeAPIs names route.openshift.io/v1 Route -> WaitingForNativeAPIs naming it, nothing written, then DeadlineExceeded
 //   install-crd-drops-stored-version: the upgrade's CRD drops the stored version v1 -> Blocked CRDPreflightFailed, 1.0.0 runs on
 //   install-crd-refused: a CRD whose name is not <plural>.<group> -> CRDRefused naming the CRD
 //   install-serviceaccount-missing: serviceAccountName names no ServiceAccount -> InsufficientPermissions, "does not exist", spec.serviceAccountName
@@ -372,6 +373,23 @@ properties:
 		waitSubCondition(t, ns, "gadget", omv1.ConditionReady, metav1.ConditionFalse, omv1.ReasonDeadlineExceeded, 90*time.Second,
 			"gadget.v1.0.0", "sprockets."+g, "not present")
 		checkNothingInstalled(t, ns)
+	}},
+	{name: "install-native-api-missing", run: func(t *testing.T, ns string) {
+		g := group(ns)
+		files := map[string]string{}
+		gadget{pkg: "gadget", version: "1.0.0", group: g, edit: func(s string) string {
+			return strings.Replace(s, "  installModes:", "  nativeAPIs: [{group: route.openshift.io, version: v1, kind: Route}]\n  installModes:", 1)
+		}}.flat(files, nil)
+		writeCatalog(t, ns, files)
+		create(t, ns, subscriptionYAML("gadget", `{startingCSV: gadget.1.0.0, catalog: test, health: {timeout: 15s}}`))
+		// Waited on with the kind named, before anything (its CRD included) is written.
+		waitSubCondition(t, ns, "gadget", omv1.ConditionReady, metav1.ConditionFalse, blueprint.ReasonWaitingForNativeAPIs, 60*time.Second,
+			"spec.nativeAPIs[0]: route.openshift.io/v1 Route is not served by this cluster", "nothing was changed")
+		checkNoCRD(t, "gadgets."+g)
+		waitSubCondition(t, ns, "gadget", omv1.ConditionReady, metav1.ConditionFalse, omv1.ReasonDeadlineExceeded, 90*time.Second,
+			"gadget.v1.0.0", "route.openshift.io/v1 Route is not served")
+		checkNothingInstalled(t, ns)
+		checkNoCRD(t, "gadgets."+g)
 	}},
 	{name: "install-crd-drops-stored-version", run: func(t *testing.T, ns string) {
 		g := group(ns)

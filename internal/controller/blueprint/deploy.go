@@ -22,6 +22,7 @@ import (
 	"github.com/operator-manager/operator-manager/internal/bundles"
 	"github.com/operator-manager/operator-manager/internal/catalog"
 	"github.com/operator-manager/operator-manager/internal/kubeapply"
+	"github.com/operator-manager/operator-manager/internal/nativeapi"
 )
 
 // Reasons of Blueprint conditions.
@@ -29,6 +30,9 @@ const (
 	ReasonBundleUnavailable = "BundleUnavailable"
 	ReasonCRDRefused        = "CRDRefused"
 	ReasonWaitingForCRDs    = "WaitingForCRDs"
+	// ReasonWaitingForNativeAPIs: the CSV's spec.nativeAPIs names a kind the cluster
+	// does not serve; nothing is written until it does, or the deadline fails the revision.
+	ReasonWaitingForNativeAPIs = "WaitingForNativeAPIs"
 )
 
 // carryOut moves the pending revision on, within its deadline. Until the revision's CSV
@@ -61,6 +65,9 @@ func (r *Reconciler) carryOut(ctx context.Context, s *scope) error {
 	if err != nil || content == nil {
 		return err
 	}
+	if waiting, err := r.waitForNativeAPIs(s, content); waiting || err != nil {
+		return err
+	}
 	plan, stop, err := r.planCRDs(ctx, s, content)
 	if stop || err != nil {
 		return err
@@ -82,6 +89,23 @@ func (r *Reconciler) carryOut(ctx context.Context, s *scope) error {
 		return err
 	}
 	return r.follow(ctx, s, applied)
+}
+
+// waitForNativeAPIs holds the revision, before anything is written, while the cluster
+// does not serve a kind the CSV's spec.nativeAPIs names: it may come (an aggregated API
+// being installed), so it is looked at again every few seconds; the revision's deadline
+// ends the wait, naming the kind.
+func (r *Reconciler) waitForNativeAPIs(s *scope, content *catalog.BundleContent) (bool, error) {
+	missing, err := nativeapi.Missing(r.Client.RESTMapper(), content.CSV.Spec.NativeAPIs)
+	if err != nil || len(missing) == 0 {
+		return false, err
+	}
+	r.progress(s, ReasonWaitingForNativeAPIs, fmt.Sprintf("revision %d: %s needs APIs this cluster does not serve; nothing was changed: %s",
+		s.work.Revision, s.work.CSVName, strings.Join(missing, "; ")))
+	if again := 5 * time.Second; s.result.RequeueAfter == 0 || again < s.result.RequeueAfter {
+		s.result = ctrl.Result{RequeueAfter: again}
+	}
+	return true, nil
 }
 
 // deadlineGrace is how long after the health timeout a revision's deadline falls: the CSV

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
+	"github.com/operator-manager/operator-manager/internal/nativeapi"
 )
 
 // Reasons of CSV phases.
@@ -66,6 +67,22 @@ func (r *Reconciler) requirements(ctx context.Context, s *scope) (bool, error) {
 			return true, err
 		}
 	}
+	// Native APIs (spec.nativeAPIs): kinds the cluster itself must serve.
+	native, err := nativeapi.Missing(r.Client.RESTMapper(), s.csv.Spec.NativeAPIs)
+	if err != nil {
+		return true, err
+	}
+	for i, api := range s.csv.Spec.NativeAPIs {
+		st := olm.RequirementStatus{Group: api.Group, Version: api.Version, Kind: api.Kind, Name: api.Kind,
+			Status: olm.RequirementStatusReasonPresent, Message: "served by the cluster"}
+		for _, m := range native {
+			if strings.HasPrefix(m, fmt.Sprintf("spec.nativeAPIs[%d]:", i)) {
+				st.Status, st.Message = olm.RequirementStatusReasonNotPresent, "not served by the cluster"
+			}
+		}
+		status = append(status, st)
+	}
+	missing = append(missing, native...)
 	s.csv.Status.RequirementStatus = status
 	if len(missing) > 0 {
 		msg := "requirements not met: " + strings.Join(missing, "; ")
