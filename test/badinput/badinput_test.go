@@ -731,12 +731,13 @@ func invalidStrategy(t *testing.T, ns, msg string) {
 	if csv, err := getCSV(ns, "gadget.v1.0.0"); err == nil {
 		t.Logf("CSV gadget.v1.0.0 %s %s: %s", csv.Status.Phase, csv.Status.Reason, csv.Status.Message)
 	}
-	// FINDING: the Subscription's and Blueprint's reason is HealthCheckFailed (no health
-	// check ran); the message names the CSV's reason and the field, which is asserted.
-	eventually(t, time.Minute, "Subscription Ready=False naming the invalid strategy", func() bool {
+	// The Subscription's reason is InstallFailed (no health check ran: the CSV cannot be
+	// installed as written), and the message names the CSV's reason and the field.
+	eventually(t, time.Minute, "Subscription Ready=False InstallFailed naming the invalid strategy", func() bool {
 		sub, err := getSub(ns, "gadget")
 		c := condition(sub.Status.Conditions, omv1.ConditionReady)
-		return err == nil && c.Status == metav1.ConditionFalse && strings.Contains(c.Message, "InvalidInstallStrategy") && strings.Contains(c.Message, msg)
+		return err == nil && c.Status == metav1.ConditionFalse && c.Reason == omv1.ReasonInstallFailed &&
+			strings.Contains(c.Message, "InvalidInstallStrategy") && strings.Contains(c.Message, msg)
 	}, describe(ns))
 	c := condition(mustSub(t, ns, "gadget").Status.Conditions, omv1.ConditionReady)
 	t.Logf("Subscription gadget Ready=%s %s: %s", c.Status, c.Reason, c.Message)
