@@ -30,6 +30,9 @@ type recommendation struct {
 	Path        []string             `json:"path,omitempty"`
 	Installs    []string             `json:"installs,omitempty"`
 	PassedOver  []resolve.PassedOver `json:"passedOver"`
+	// Permissions is the RBAC the recommended version would be granted in this
+	// namespace, before anything is created.
+	Permissions []grant `json:"permissions,omitempty"`
 }
 
 func newRecommendCmd(g *globals) *cobra.Command {
@@ -44,7 +47,9 @@ that fits this cluster: its minKubeVersion is met, its dependencies resolve agai
 the namespace runs, and its CRDs pass the preflight against the live cluster (stored
 versions kept, existing custom resources still valid). When the package is installed in
 the namespace, only upgrades reachable by the channel's edges count. Every version passed
-over is listed with its reason.`,
+over is listed with its reason, and the RBAC the recommended version would be granted in
+the namespace (its Roles and ClusterRoles, who they are bound to, and where) is listed
+before anything is created.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			cat, name, rest, err := src.load(ctx, args)
@@ -83,6 +88,9 @@ over is listed with its reason.`,
 			}
 			if rec.Bundle != nil {
 				doc.Recommended, doc.Version = rec.Bundle.CSVName, rec.Bundle.Version.String()
+				if doc.Permissions, err = bundleGrants(cat, rec.Bundle, ns); err != nil {
+					return err
+				}
 				if rec.Plan != nil {
 					for _, s := range rec.Plan.Install {
 						doc.Installs = append(doc.Installs, s.CSVName+" ("+s.Reason+")")
@@ -98,6 +106,9 @@ over is listed with its reason.`,
 				}
 				for _, d := range doc.Installs {
 					fmt.Fprintf(tw, "With dependency:\t%s\n", d)
+				}
+				if len(doc.Permissions) > 0 {
+					printGrants(tw, doc.Permissions)
 				}
 				if len(doc.PassedOver) > 0 {
 					fmt.Fprintln(tw, "\nPASSED OVER\tVERSION\tREASON")

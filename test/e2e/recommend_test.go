@@ -8,7 +8,8 @@ import (
 )
 
 // TestRecommend: when the newest version of a package needs a newer Kubernetes than the
-// cluster runs, recommend picks the newest one that fits and says why it passed over the rest.
+// cluster runs, recommend picks the newest one that fits and says why it passed over the rest,
+// and previews the RBAC it would be granted.
 func TestRecommend(t *testing.T) {
 	dir := filepath.Join(work, "catalogs", "recommend")
 	for _, v := range []string{"1.1.0", "1.2.0"} {
@@ -32,13 +33,15 @@ func TestRecommend(t *testing.T) {
 		t.Fatalf("recommend: %v\n%s", err, out)
 	}
 	for _, want := range []string{"Recommended:", "cache-operator.v1.2.0 (1.2.0)", "on Kubernetes 1.37.2",
-		"cache-operator.v1.4.0", "needs Kubernetes 99.0.0 or newer, the cluster runs 1.37.2"} {
+		"cache-operator.v1.4.0", "needs Kubernetes 99.0.0 or newer, the cluster runs 1.37.2",
+		// The permissions preview: what the recommended version would be granted here.
+		"GRANTED TO", "ServiceAccount recommend/cache-operator", "namespaces"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("recommend output lacks %q:\n%s", want, out)
 		}
 	}
 	out, err = cli("recommend", dir, "cache-operator", "-n", "recommend", "-o", "json")
-	if err != nil || !strings.Contains(out, `"recommended": "cache-operator.v1.2.0"`) {
+	if err != nil || !strings.Contains(out, `"recommended": "cache-operator.v1.2.0"`) || !strings.Contains(out, `"permissions": [`) {
 		t.Errorf("recommend -o json: %v\n%s", err, out)
 	}
 }
