@@ -40,7 +40,7 @@ func TestCatalogList(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rows []packageRow
-	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 3 || rows[1].Name != "cache-operator" || rows[1].Bundles != 4 {
+	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 4 || rows[1].Name != "cache-operator" || rows[1].Bundles != 4 {
 		t.Errorf("catalog list -o json = %v, %+v", err, rows)
 	}
 }
@@ -78,7 +78,7 @@ func TestCatalogShowAndSearch(t *testing.T) {
 // as JSON for pipelines, the rest still counts as loaded, and the command fails.
 func TestCatalogValidate(t *testing.T) {
 	out, err := runCLI(t, "catalog", "validate", sampleDir)
-	if err != nil || !strings.Contains(out, "8 bundles, 8 loaded, 0 rejected") {
+	if err != nil || !strings.Contains(out, "10 bundles, 10 loaded, 0 rejected") {
 		t.Fatalf("validate sample: %v\n%s", err, out)
 	}
 	dir := t.TempDir()
@@ -182,7 +182,7 @@ func TestCatalogValidateURL(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &v); err != nil {
 		t.Fatalf("-o json: %v\n%s", err, out)
 	}
-	if v.Bundles != 9 || v.Loaded != 7 || len(v.Rejected) != 2 || v.Rejected[0].Path != "cache-operator/9.9.9" ||
+	if v.Bundles != 11 || v.Loaded != 9 || len(v.Rejected) != 2 || v.Rejected[0].Path != "cache-operator/9.9.9" ||
 		v.Rejected[1].Path != "cache-operator/1.1.0" || !strings.Contains(v.Rejected[1].Reason, "does not match its digest") {
 		t.Errorf("validation = %+v", v)
 	}

@@ -44,7 +44,7 @@ func bundleGrants(cat *catalog.Catalog, b *catalog.Bundle, namespace string) ([]
 		return nil, fmt.Errorf("%s in namespace %s: %w", b.CSVName, namespace, err)
 	}
 	objs, err := render.Render(render.Input{Namespace: namespace, CSVName: content.CSV.Name, Package: b.Package,
-		Spec: &content.CSV.Spec, TargetNamespaces: targets, Others: content.Objects})
+		Spec: &content.CSV.Spec, TargetNamespaces: targets, Others: content.Objects, WebhookCerts: render.PlaceholderCerts(&content.CSV.Spec)})
 	if err != nil {
 		return nil, fmt.Errorf("rendering %s: %w", b.CSVName, err)
 	}

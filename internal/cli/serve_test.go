@@ -116,7 +116,7 @@ func TestCatalogServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := startServe(t, sampleDir)
-	for _, want := range []string{"3 packages, 8 bundles, 0 rejected, digest " + cat.Digest,
+	for _, want := range []string{"4 packages, 10 bundles, 0 rejected, digest " + cat.Digest,
 		`package cache-operator: 4 bundles, default channel "stable", head cache-operator.v1.3.0`} {
 		if !strings.Contains(s.out.String(), want) {
 			t.Errorf("start-up output lacks %q:\n%s", want, s.out)
@@ -128,7 +128,7 @@ func TestCatalogServe(t *testing.T) {
 	if err := json.Unmarshal(body, &idx); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("index: %d %v", resp.StatusCode, err)
 	}
-	if idx.Digest != cat.Digest || len(idx.Packages) != 3 || len(idx.Bundles) != 8 || resp.Header.Get("ETag") != `"`+cat.Digest+`"` {
+	if idx.Digest != cat.Digest || len(idx.Packages) != 4 || len(idx.Bundles) != 10 || resp.Header.Get("ETag") != `"`+cat.Digest+`"` {
 		t.Errorf("index %s with %d packages, %d bundles, ETag %s", idx.Digest, len(idx.Packages), len(idx.Bundles), resp.Header.Get("ETag"))
 	}
 	if resp, body := get(t, s.url+"/index.json", "If-None-Match", resp.Header.Get("ETag")); resp.StatusCode != http.StatusNotModified || len(body) != 0 {
@@ -233,7 +233,7 @@ func TestCatalogServeReloads(t *testing.T) {
 		if err := json.Unmarshal(body, &after); err != nil {
 			t.Fatal(err)
 		}
-		if len(after.Bundles) == 9 {
+		if len(after.Bundles) == 11 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -242,7 +242,7 @@ func TestCatalogServeReloads(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	if after.Digest == before.Digest || !strings.Contains(s.log.String(), "Reloaded catalog") ||
-		!strings.Contains(s.log.String(), "9 bundles, 0 rejected, digest "+after.Digest+" (was "+before.Digest+")") {
+		!strings.Contains(s.log.String(), "11 bundles, 0 rejected, digest "+after.Digest+" (was "+before.Digest+")") {
 		t.Errorf("digest %s -> %s; log:\n%s", before.Digest, after.Digest, s.log)
 	}
 	cat, err := (&remote.Client{BaseURL: s.url, CacheDir: t.TempDir()}).Load(context.Background())

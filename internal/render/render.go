@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	olm "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -30,6 +31,9 @@ type Input struct {
 	Config *omv1.SubscriptionConfig
 	// Others are the bundle's other manifests (Services, ConfigMaps, ...).
 	Others []*unstructured.Unstructured
+	// WebhookCerts are the serving certificates of the Deployments WebhookDeployments
+	// names, by Deployment name (for the DNS names of WebhookServiceName).
+	WebhookCerts map[string]ServingCert
 }
 
 // Objects are what one CSV installs, in the order they are applied: identities and
@@ -42,6 +46,15 @@ type Objects struct {
 	ClusterRoleBindings []*rbacv1.ClusterRoleBinding
 	Others              []*unstructured.Unstructured
 	Deployments         []*appsv1.Deployment
+	// The CSV's webhooks (spec.webhookdefinitions): a serving certificate Secret and a
+	// Service per webhook Deployment, applied before the Deployments that mount them; the
+	// admission webhook configurations, applied after them.
+	Secrets            []*corev1.Secret
+	Services           []*corev1.Service
+	ValidatingWebhooks []*admissionregistrationv1.ValidatingWebhookConfiguration
+	MutatingWebhooks   []*admissionregistrationv1.MutatingWebhookConfiguration
+	// Conversions are not applied as objects: the caller sets these CRDs' spec.conversion.
+	Conversions []CRDConversion
 	// Moved says which bundle objects were moved from a removed API version to the one
 	// that replaced it, a line each.
 	Moved []string
@@ -144,6 +157,9 @@ func Render(in Input) (*Objects, error) {
 			return nil, fmt.Errorf("spec.install.spec.deployments[%d] (%s): %w", i, d.Name, err)
 		}
 		out.Deployments = append(out.Deployments, dep)
+	}
+	if err := renderWebhooks(in, out, meta); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -279,7 +295,9 @@ func uniq(s []string) []string {
 }
 
 // InApplyOrder lists the objects in the order they are applied: identities and
-// permissions first, the bundle's other objects next, Deployments (which use them) last.
+// permissions first, the bundle's other objects next, then the webhook certificate
+// Secrets and Services, the Deployments (which use them), and last the webhook
+// configurations (a webhook is registered once its server is being rolled out).
 func (o *Objects) InApplyOrder() []client.Object {
 	var out []client.Object
 	for _, x := range o.ServiceAccounts {
@@ -300,7 +318,19 @@ func (o *Objects) InApplyOrder() []client.Object {
 	for _, x := range o.Others {
 		out = append(out, x)
 	}
+	for _, x := range o.Secrets {
+		out = append(out, x)
+	}
+	for _, x := range o.Services {
+		out = append(out, x)
+	}
 	for _, x := range o.Deployments {
+		out = append(out, x)
+	}
+	for _, x := range o.ValidatingWebhooks {
+		out = append(out, x)
+	}
+	for _, x := range o.MutatingWebhooks {
 		out = append(out, x)
 	}
 	return out

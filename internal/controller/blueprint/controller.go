@@ -9,6 +9,7 @@ package blueprint
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -144,6 +145,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if d.Work != nil {
 		s.work = d.Work
 		err = r.carryOut(ctx, s)
+		if err == nil && s.work.Outcome == omv1.OutcomeFailed {
+			// What follows a failure (a retry or a rollback) is opened in the same status
+			// write, so no one watching sees a Failed that is not the outcome.
+			if next := Plan(bp, policyOf(s.sub)); next.Open != nil {
+				r.open(s, next.Open)
+				s.work = latest(bp)
+				r.progress(s, string(s.work.Trigger), fmt.Sprintf("revision %d: %s %s", s.work.Revision, strings.ToLower(string(s.work.Trigger)), s.work.CSVName))
+			}
+		}
 	} else {
 		err = r.settle(ctx, s, d.Settled)
 	}

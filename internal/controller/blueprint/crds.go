@@ -67,7 +67,8 @@ func (r *Reconciler) checkAccess(ctx context.Context, s *scope, content *catalog
 	targets, err := render.TargetNamespaces(content.CSV.Spec.InstallModes, s.bp.Namespace, requested)
 	if err == nil {
 		rendered, err := render.Render(render.Input{Namespace: s.bp.Namespace, CSVName: content.CSV.Name, Package: s.bp.Spec.Package,
-			Spec: &content.CSV.Spec, TargetNamespaces: targets, Config: config, Others: content.Objects})
+			Spec: &content.CSV.Spec, TargetNamespaces: targets, Config: config, Others: content.Objects,
+			WebhookCerts: render.PlaceholderCerts(&content.CSV.Spec)})
 		if err == nil {
 			for _, o := range rendered.InApplyOrder() {
 				if !own[o.GetObjectKind().GroupVersionKind().Group] {

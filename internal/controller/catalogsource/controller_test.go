@@ -103,7 +103,7 @@ func TestDefaultCatalogSource(t *testing.T) {
 	if c := ready(cs); c.Status != metav1.ConditionTrue || c.Reason != omv1.ReasonLoaded {
 		t.Fatalf("Ready = %+v", c)
 	}
-	if cs.Spec.Directory != sample || cs.Status.Packages != 3 || cs.Status.Bundles != 8 || cs.Status.RejectedCount != 0 {
+	if cs.Spec.Directory != sample || cs.Status.Packages != 4 || cs.Status.Bundles != 10 || cs.Status.RejectedCount != 0 {
 		t.Errorf("directory %s, %d packages, %d bundles, %d rejected; want %s, 3, 8, 0 (rejected: %v)",
 			cs.Spec.Directory, cs.Status.Packages, cs.Status.Bundles, cs.Status.RejectedCount, sample, cs.Status.Rejected)
 	}
@@ -146,7 +146,7 @@ func TestPollingByDigest(t *testing.T) {
 	if err := k8s.Create(context.Background(), cs); err != nil {
 		t.Fatal(err)
 	}
-	first := waitFor(t, "polled", func(cs *omv1.CatalogSource) bool { return cs.Status.Bundles == 8 })
+	first := waitFor(t, "polled", func(cs *omv1.CatalogSource) bool { return cs.Status.Bundles == 10 })
 
 	time.Sleep(3 * time.Second) // six polls
 	again := waitFor(t, "polled", func(*omv1.CatalogSource) bool { return true })
@@ -161,7 +161,7 @@ func TestPollingByDigest(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "cache-operator", "9.9.9", "broken.yaml"), []byte("kind: [unclosed"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	changed := waitFor(t, "polled", func(cs *omv1.CatalogSource) bool { return cs.Status.Bundles == 9 })
+	changed := waitFor(t, "polled", func(cs *omv1.CatalogSource) bool { return cs.Status.Bundles == 11 })
 	if changed.Status.Digest == first.Status.Digest || !changed.Status.LastSync.After(first.Status.LastSync.Time) {
 		t.Errorf("digest %s -> %s, lastSync %v -> %v: want both to move", first.Status.Digest, changed.Status.Digest,
 			first.Status.LastSync, changed.Status.LastSync)
@@ -326,12 +326,12 @@ func TestHTTPSource(t *testing.T) {
 	if c := ready(first); c.Status != metav1.ConditionTrue || c.Reason != omv1.ReasonLoaded {
 		t.Fatalf("Ready = %+v", c)
 	}
-	if first.Status.Packages != 3 || first.Status.Bundles != 8 || first.Status.RejectedCount != 0 ||
+	if first.Status.Packages != 4 || first.Status.Bundles != 10 || first.Status.RejectedCount != 0 ||
 		first.Status.Digest != served.Digest || first.Status.LastSync == nil || first.Status.ObservedGeneration != first.Generation {
-		t.Fatalf("status %+v; want 3 packages, 8 bundles, digest %s", first.Status, served.Digest)
+		t.Fatalf("status %+v; want 4 packages, 10 bundles, digest %s", first.Status, served.Digest)
 	}
-	waitForMetric(t, "served", func(v float64, ok bool) bool { return ok && v == 8 })
-	waitForMetric(t, catalogsource.DefaultName, func(v float64, ok bool) bool { return ok && v == 8 }) // a Directory source
+	waitForMetric(t, "served", func(v float64, ok bool) bool { return ok && v == 10 })
+	waitForMetric(t, catalogsource.DefaultName, func(v float64, ok bool) bool { return ok && v == 10 }) // a Directory source
 
 	// Several polls of an unchanged catalog: 304s, no rebuild, no write, no bundle read.
 	polls := server.notModified.Load()
@@ -353,16 +353,16 @@ func TestHTTPSource(t *testing.T) {
 	// A new version on the server: the next poll gets the new index.
 	addCacheOperator140(t, dir)
 	changedCat := server.reload()
-	changed := waitFor(t, "served", func(cs *omv1.CatalogSource) bool { return cs.Status.Bundles == 9 })
+	changed := waitFor(t, "served", func(cs *omv1.CatalogSource) bool { return cs.Status.Bundles == 11 })
 	if changed.Status.Digest != changedCat.Digest || changed.Status.Digest == first.Status.Digest ||
-		!changed.Status.LastSync.After(first.Status.LastSync.Time) || changed.Status.Packages != 3 {
+		!changed.Status.LastSync.After(first.Status.LastSync.Time) || changed.Status.Packages != 4 {
 		t.Errorf("digest %s -> %s (served %s), lastSync %v -> %v: want both to move", first.Status.Digest, changed.Status.Digest,
 			changedCat.Digest, first.Status.LastSync, changed.Status.LastSync)
 	}
-	if c := ready(changed); c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "9 bundles") {
+	if c := ready(changed); c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "11 bundles") {
 		t.Errorf("Ready = %+v", c)
 	}
-	waitForMetric(t, "served", func(v float64, ok bool) bool { return ok && v == 9 })
+	waitForMetric(t, "served", func(v float64, ok bool) bool { return ok && v == 11 })
 
 	if err := k8s.Delete(ctx, changed); err != nil {
 		t.Fatal(err)
@@ -420,7 +420,7 @@ func TestHTTPSourceUnreachable(t *testing.T) {
 	if err := k8s.Create(ctx, cs); err != nil {
 		t.Fatal(err)
 	}
-	loaded := waitFor(t, "flaky", func(cs *omv1.CatalogSource) bool { return cs.Status.Bundles == 8 })
+	loaded := waitFor(t, "flaky", func(cs *omv1.CatalogSource) bool { return cs.Status.Bundles == 10 })
 	down.Store(true)
 	failed := waitFor(t, "flaky", func(cs *omv1.CatalogSource) bool {
 		c := ready(cs)
@@ -431,10 +431,10 @@ func TestHTTPSourceUnreachable(t *testing.T) {
 		!strings.Contains(c.Message, "the previously loaded catalog (digest "+loaded.Status.Digest+") is still used") {
 		t.Errorf("Ready = %+v; want LoadFailed naming %s and the catalog still used", c, server.srv.URL)
 	}
-	if failed.Status.Bundles != 8 || failed.Status.Digest != loaded.Status.Digest {
+	if failed.Status.Bundles != 10 || failed.Status.Digest != loaded.Status.Digest {
 		t.Errorf("status while the server is down: %+v", failed.Status)
 	}
-	if v, ok := catalogBundles(t, "flaky"); !ok || v != 8 {
+	if v, ok := catalogBundles(t, "flaky"); !ok || v != 10 {
 		t.Errorf("gauge while the server is down: %v %v", v, ok)
 	}
 	down.Store(false)

@@ -39,7 +39,7 @@ func TestLoadHTTP(t *testing.T) {
 	r := &Reconciler{CacheDir: t.TempDir()}
 
 	first, changed, err := r.loadHTTP(ctx, key, srv.URL, nil)
-	if err != nil || !changed || first.Digest != cat.Digest || len(first.Bundles()) != 8 {
+	if err != nil || !changed || first.Digest != cat.Digest || len(first.Bundles()) != 10 {
 		t.Fatalf("first poll: %v, changed %v, %v", err, changed, first)
 	}
 	again, changed, err := r.loadHTTP(ctx, key, srv.URL, first)

@@ -61,13 +61,17 @@ func (r *Reconciler) build(ctx context.Context, s *scope) (bool, error) {
 	if err != nil {
 		return true, err
 	}
+	certs, err := r.webhookCerts(ctx, s)
+	if err != nil {
+		return true, err
+	}
 	objs, err := render.Render(render.Input{Namespace: csv.Namespace, CSVName: csv.Name, Package: csv.Labels[omv1.LabelPackage],
-		Spec: &csv.Spec.ClusterServiceVersionSpec, TargetNamespaces: targets, Config: config, Others: others})
+		Spec: &csv.Spec.ClusterServiceVersionSpec, TargetNamespaces: targets, Config: config, Others: others, WebhookCerts: certs})
 	if err != nil {
 		s.decide(omv1alpha1.CSVFailed, ReasonInvalidCSV, "%v", err)
 		return true, nil
 	}
-	s.deploys = objs.Deployments
+	s.deploys, s.conversions = objs.Deployments, objs.Conversions
 	s.objects = objs.InApplyOrder()
 	for _, obj := range s.objects {
 		if obj.GetNamespace() == csv.Namespace {

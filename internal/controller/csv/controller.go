@@ -33,6 +33,7 @@ import (
 	"github.com/operator-manager/operator-manager/internal/bundles"
 	"github.com/operator-manager/operator-manager/internal/controller/finalizer"
 	"github.com/operator-manager/operator-manager/internal/identity"
+	"github.com/operator-manager/operator-manager/internal/render"
 )
 
 // DefaultHealthTimeout applies when a CSV carries no health-timeout annotation.
@@ -136,7 +137,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{}, nil
 	}
 	r.startGateOnNewRevision(s)
-	for _, step := range []func(context.Context, *scope) (bool, error){r.requirements, r.build, r.apply, r.judge} {
+	for _, step := range []func(context.Context, *scope) (bool, error){r.requirements, r.build, r.apply, r.conversions, r.judge} {
 		done, err := step(ctx, s)
 		if err != nil {
 			if apierrors.IsConflict(err) {
@@ -160,11 +161,13 @@ type scope struct {
 	id      identity.Identity
 	objects []client.Object // rendered, in apply order
 	deploys []*appsv1.Deployment
-	hash    string
-	phase   omv1alpha1.CSVPhase
-	reason  string
-	message string
-	result  ctrl.Result
+	// conversions are the CRDs whose conversion webhook this CSV's operator serves.
+	conversions []render.CRDConversion
+	hash        string
+	phase       omv1alpha1.CSVPhase
+	reason      string
+	message     string
+	result      ctrl.Result
 }
 
 func (s *scope) decide(phase omv1alpha1.CSVPhase, reason, format string, args ...any) {

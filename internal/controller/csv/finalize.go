@@ -53,6 +53,9 @@ func (r *Reconciler) finalize(ctx context.Context, csv *omv1alpha1.ClusterServic
 		r.setDeleting(ctx, csv, fmt.Sprintf("waiting for %d objects to be removed", remaining))
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
+	if err := r.releaseConversions(ctx, csv, id); err != nil {
+		return ctrl.Result{}, err
+	}
 	r.event(csv, false, "Deleted", "Removed every object of %s", csv.Name)
 	patch := client.MergeFrom(csv.DeepCopy())
 	controllerutil.RemoveFinalizer(csv, omv1.Finalizer)
