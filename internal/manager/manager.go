@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -190,7 +191,8 @@ func cacheOptions() cache.Options {
 	mine := labels.SelectorFromSet(labels.Set{render.LabelManagedBy: render.ManagedBy})
 	by := map[client.Object]cache.ByObject{}
 	for _, o := range []client.Object{&appsv1.Deployment{}, &corev1.ServiceAccount{}, &corev1.Service{},
-		&rbacv1.Role{}, &rbacv1.RoleBinding{}, &rbacv1.ClusterRole{}, &rbacv1.ClusterRoleBinding{}} {
+		&rbacv1.Role{}, &rbacv1.RoleBinding{}, &rbacv1.ClusterRole{}, &rbacv1.ClusterRoleBinding{},
+		&admissionregistrationv1.ValidatingWebhookConfiguration{}, &admissionregistrationv1.MutatingWebhookConfiguration{}} {
 		by[o] = cache.ByObject{Label: mine}
 	}
 	return cache.Options{ByObject: by, DefaultTransform: cache.TransformStripManagedFields()}

@@ -31,7 +31,8 @@ const (
 // validating, a mutating and a conversion webhook. The webhook configurations and the
 // CRD's conversion carry a caBundle that verifies the serving certificate mounted in the
 // pod for the Service's DNS name (checked by a real TLS handshake against a local server
-// holding the mounted key and certificate), scoped to the target namespace. An upgrade
+// holding the mounted key and certificate), scoped to the target namespace; a
+// configuration deleted by hand comes back. An upgrade
 // keeps them valid with no moment without them; uninstall removes the configurations
 // before the Deployment and sets the CRD's conversion back to None.
 func TestWebhooks(t *testing.T) {
@@ -44,6 +45,15 @@ metadata: {name: guard}
 spec: {startingCSV: guard-operator.1.0.0, catalog: samples, targetNamespaces: [webhooks]}
 `)
 	waitReady(t, ns, "guard", 3*time.Minute)
+	checkWebhooks(t, ns)
+
+	// A configuration deleted by hand (validation silently off) is put back.
+	if err := k8s.Delete(ctx(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + guardValidating}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the deleted validating webhook configuration restored", func() bool {
+		return k8s.Get(ctx(), client.ObjectKey{Name: ns + "-" + guardValidating}, &admissionregistrationv1.ValidatingWebhookConfiguration{}) == nil
+	}, func() string { return "" })
 	checkWebhooks(t, ns)
 
 	// Upgrade: the configurations are updated in place, never absent.

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -153,6 +154,9 @@ var watchedKinds = map[string]func() client.Object{
 	"RoleBinding":        func() client.Object { return &rbacv1.RoleBinding{} },
 	"ClusterRole":        func() client.Object { return &rbacv1.ClusterRole{} },
 	"ClusterRoleBinding": func() client.Object { return &rbacv1.ClusterRoleBinding{} },
+	// A webhook configuration deleted by hand silently turns validation off: restored at once.
+	"ValidatingWebhookConfiguration": func() client.Object { return &admissionregistrationv1.ValidatingWebhookConfiguration{} },
+	"MutatingWebhookConfiguration":   func() client.Object { return &admissionregistrationv1.MutatingWebhookConfiguration{} },
 }
 
 // deepChecks remembers when each CSV last had the kinds that are not watched read back.

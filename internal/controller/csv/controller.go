@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -77,6 +78,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups="",resources=serviceaccounts;services,verbs=get;list;watch
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings;clusterroles;clusterrolebindings,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations;mutatingwebhookconfigurations,verbs=get;list;watch
 
 // SetupWithManager registers the controller. It owns the Deployments it creates and
 // watches the other objects it installs (by their owner annotation, which cluster-scoped
@@ -96,6 +98,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&rbacv1.RoleBinding{}, byOwner).
 		Watches(&rbacv1.ClusterRole{}, byOwner).
 		Watches(&rbacv1.ClusterRoleBinding{}, byOwner).
+		Watches(&admissionregistrationv1.ValidatingWebhookConfiguration{}, byOwner).
+		Watches(&admissionregistrationv1.MutatingWebhookConfiguration{}, byOwner).
 		Watches(&omv1.Subscription{}, handler.EnqueueRequestsFromMapFunc(r.csvsOfSubscription)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.Workers)}).
 		Named("clusterserviceversion").
