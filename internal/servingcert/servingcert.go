@@ -260,3 +260,21 @@ func (b Bundle) Hash() string {
 	h.Write(b.Cert)
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
+
+// RenewAt is when b's rotation falls due: once less than a fifth of the serving
+// certificate's or the CA's validity remains, whichever comes first. A bundle that does
+// not parse is due now (the zero time).
+func RenewAt(b Bundle) time.Time {
+	var at time.Time
+	for _, data := range [][]byte{b.Cert, b.CA} {
+		c, err := parseCert(data)
+		if err != nil {
+			return time.Time{}
+		}
+		due := c.NotAfter.Add(-c.NotAfter.Sub(c.NotBefore) / 5)
+		if at.IsZero() || due.Before(at) {
+			at = due
+		}
+	}
+	return at
+}

@@ -199,3 +199,27 @@ func TestSecretDataRoundTrip(t *testing.T) {
 		t.Errorf("FromSecretData(nil) checks as %q, want \"no certificate\"", Check(got, nil, now))
 	}
 }
+
+// TestRenewAt: the rotation falls due when Check starts saying so, so a reconcile
+// scheduled then rotates the certificate.
+func TestRenewAt(t *testing.T) {
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	names := DNSNames("webhook", "ops")
+	b, err := Generate(names, now, DefaultValidity)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := RenewAt(b)
+	if at.Before(now.Add(DefaultValidity/2)) || !at.Before(now.Add(DefaultValidity)) {
+		t.Fatalf("RenewAt = %v for a certificate valid from %v for %v", at, now, DefaultValidity)
+	}
+	if why := Check(b, names, at.Add(-time.Minute)); why != "" {
+		t.Errorf("a minute before RenewAt, Check says %q", why)
+	}
+	if why := Check(b, names, at.Add(time.Minute)); why == "" {
+		t.Error("a minute after RenewAt, Check still passes")
+	}
+	if !RenewAt(Bundle{}).IsZero() {
+		t.Error("an empty bundle is not due at once")
+	}
+}

@@ -154,6 +154,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		}
 	}
 	r.setPhase(s)
+	if !s.renewCerts.IsZero() {
+		// Capped, so a clock change or a long-lived process never misses the rotation.
+		due := min(max(s.renewCerts.Sub(s.now), time.Second), 24*time.Hour)
+		if s.result.RequeueAfter == 0 || due < s.result.RequeueAfter {
+			s.result.RequeueAfter = due
+		}
+	}
 	return s.result, nil
 }
 
@@ -167,11 +174,14 @@ type scope struct {
 	deploys []*appsv1.Deployment
 	// conversions are the CRDs whose conversion webhook this CSV's operator serves.
 	conversions []render.CRDConversion
-	hash        string
-	phase       omv1alpha1.CSVPhase
-	reason      string
-	message     string
-	result      ctrl.Result
+	// renewCerts is when the first serving certificate of the CSV falls due for
+	// rotation: a reconcile is scheduled then, even if nothing else happens.
+	renewCerts time.Time
+	hash       string
+	phase      omv1alpha1.CSVPhase
+	reason     string
+	message    string
+	result     ctrl.Result
 }
 
 func (s *scope) decide(phase omv1alpha1.CSVPhase, reason, format string, args ...any) {

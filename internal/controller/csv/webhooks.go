@@ -56,6 +56,9 @@ func (r *Reconciler) webhookCerts(ctx context.Context, s *scope) (map[string]ren
 			r.event(s.csv, false, "CertificateRotated", "Issued a new serving certificate for %s (%s): %s", dep, names[0], reason)
 		}
 		out[dep] = render.ServingCert{CA: b.CA, Cert: b.Cert, Key: b.Key, Hash: b.Hash()}
+		if at := servingcert.RenewAt(b); s.renewCerts.IsZero() || at.Before(s.renewCerts) {
+			s.renewCerts = at
+		}
 	}
 	return out, nil
 }
