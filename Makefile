@@ -98,6 +98,13 @@ undeploy: ## Remove what `make deploy` created, except the CRDs and custom resou
 	$(KUBECTL) delete --ignore-not-found -k config/manager
 	$(KUBECTL) delete --ignore-not-found -k config/rbac
 
+.PHONY: compat compat-walk
+compat: controlplane ## Install every package's default-channel head of the shared community catalog; report per package (test/compat).
+	OPM_COMPAT_PACKAGES=all OPM_COMPAT_REPORT=$(CURDIR)/compat-report.json go test -count=1 -timeout 80m -v -run TestCompatibility ./test/compat
+
+compat-walk: controlplane ## Walk every package's default channel from its oldest version to its head, one version at a time.
+	OPM_COMPAT_PACKAGES=all OPM_COMPAT_MODE=walk OPM_COMPAT_REPORT=$(CURDIR)/compat-walk-report.json go test -count=1 -timeout 170m -v -run TestCompatibility ./test/compat
+
 .PHONY: bench
 bench: ## Run the benchmarks recorded in BENCHMARKS.md.
 	go test -run '^$$' -bench . -benchmem ./...
