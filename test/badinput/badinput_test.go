@@ -30,6 +30,7 @@ package badinput
 //   install-strategy-not-deployment: install strategy "helm" -> CSV Failed InvalidInstallStrategy naming the strategy
 //   install-owned-crd-not-shipped: the CSV owns a CRD its bundle lacks -> DeadlineExceeded naming the CRD "not present"
 //   install-native-api-missing: spec.nativeAPIs names route.openshift.io/v1 Route -> WaitingForNativeAPIs naming it, nothing written, then DeadlineExceeded
+//   upgrade-changes-deployment-selector: 1.1.0 changes the Deployment's selector (immutable) -> the Deployment is replaced, 1.1.0 Succeeded
 //   install-crd-drops-stored-version: the upgrade's CRD drops the stored version v1 -> Blocked CRDPreflightFailed, 1.0.0 runs on
 //   install-crd-refused: a CRD whose name is not <plural>.<group> -> CRDRefused naming the CRD
 //   install-serviceaccount-missing: serviceAccountName names no ServiceAccount -> InsufficientPermissions, "does not exist", spec.serviceAccountName
@@ -76,6 +77,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -390,6 +392,25 @@ properties:
 			"gadget.v1.0.0", "route.openshift.io/v1 Route is not served")
 		checkNothingInstalled(t, ns)
 		checkNoCRD(t, "gadgets."+g)
+	}},
+	{name: "upgrade-changes-deployment-selector", run: func(t *testing.T, ns string) {
+		// Many community channels change a Deployment's selector between versions, which
+		// the API server refuses to update in place: the Deployment is replaced, as OLM does.
+		files := map[string]string{}
+		gadget{pkg: "gadget", version: "1.0.0"}.flat(files, nil)
+		gadget{pkg: "gadget", version: "1.1.0", replaces: "gadget.v1.0.0", edit: func(s string) string {
+			s = strings.Replace(s, "selector: {matchLabels: {app: gadget-operator}}", "selector: {matchLabels: {app: gadget-operator, generation: two}}", 1)
+			return strings.Replace(s, "metadata: {labels: {app: gadget-operator}}", "metadata: {labels: {app: gadget-operator, generation: two}}", 1)
+		}}.flat(files, nil)
+		writeCatalog(t, ns, files)
+		create(t, ns, subscriptionYAML("gadget", `{startingCSV: gadget.1.0.0, catalog: test}`))
+		waitRunning(t, ns, "gadget", "gadget.v1.0.0")
+		patchSub(t, ns, "gadget", func(s *omv1.Subscription) { s.Spec.StartingCSV = "gadget.1.1.0" })
+		waitRunning(t, ns, "gadget", "gadget.v1.1.0")
+		dep := &appsv1.Deployment{}
+		if err := k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "gadget-operator"}, dep); err != nil || dep.Spec.Selector.MatchLabels["generation"] != "two" {
+			t.Errorf("the Deployment does not carry 1.1.0's selector: %v %+v", err, dep.Spec.Selector)
+		}
 	}},
 	{name: "install-crd-drops-stored-version", run: func(t *testing.T, ns string) {
 		g := group(ns)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -65,6 +66,13 @@ func (r *Reconciler) apply(ctx context.Context, s *scope) (bool, error) {
 	inventory := make([]omv1alpha1.InventoryEntry, 0, len(s.objects))
 	for _, obj := range s.objects {
 		applied, err := kubeapply.ApplyAndGet(ctx, cl, obj)
+		if err != nil && r.replaceForNewSelector(ctx, s, cl, obj, err) {
+			// The previous version's Deployment, whose selector cannot change, is being
+			// replaced; the apply is retried once it is gone.
+			st.Inventory = union(st.Inventory, inventory)
+			s.result = ctrl.Result{RequeueAfter: time.Second}
+			return true, nil
+		}
 		if err != nil {
 			// What was applied before the refusal is recorded, so an uninstall or the
 			// removal of a failed install finds it all, cluster-scoped objects included.
@@ -272,6 +280,32 @@ func refKey(e omv1alpha1.InventoryEntry) string {
 // ownedBy reports whether an object still belongs to the CSV: objects that pass to the
 // next version of an installation (its Deployments, service accounts) carry the newer
 // CSV's owner annotation and must stay.
+// replaceForNewSelector deletes the Deployment of an earlier version of the same
+// installation when the new version changes its selector, which the API server refuses
+// to update ("field is immutable"), as OLM does: the new Deployment is created on the next
+// apply. It reports whether it did; a Deployment that is not this installation's is left
+// alone, and the refusal stands.
+func (r *Reconciler) replaceForNewSelector(ctx context.Context, s *scope, cl client.Client, obj client.Object, applyErr error) bool {
+	dep, ok := obj.(*appsv1.Deployment)
+	if !ok || !apierrors.IsInvalid(applyErr) || !strings.Contains(applyErr.Error(), "spec.selector") || !strings.Contains(applyErr.Error(), "field is immutable") {
+		return false
+	}
+	live := &appsv1.Deployment{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(dep), live); err != nil {
+		return false
+	}
+	if live.Labels[render.LabelOwnerNamespace] != s.csv.Namespace || live.Labels[render.LabelPackage] != dep.Labels[render.LabelPackage] {
+		return false
+	}
+	if live.DeletionTimestamp == nil {
+		if err := cl.Delete(ctx, live, client.Preconditions{UID: &live.UID}, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
+			return false
+		}
+		r.event(s.csv, false, "DeploymentReplaced", "Deployment %s changes its selector in %s, which cannot be updated in place: replacing it", dep.Name, s.csv.Name)
+	}
+	return true
+}
+
 func ownedBy(o metav1.Object, csv *omv1alpha1.ClusterServiceVersion) bool {
 	return o.GetAnnotations()[render.AnnotationOwner] == csv.Namespace+"/"+csv.Name
 }
