@@ -102,7 +102,15 @@ func (r *Reconciler) deleteEntries(ctx context.Context, csv *omv1alpha1.ClusterS
 		if obj.GetDeletionTimestamp() != nil {
 			continue
 		}
-		if err := cl.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
+		// Deleted only as read: a newer version of the installation may take the object
+		// over (apply it with its own owner) between the read and the delete, and must
+		// not lose it. A conflict is looked at again on the next pass.
+		uid, rv := obj.GetUID(), obj.GetResourceVersion()
+		err := cl.Delete(ctx, obj, client.Preconditions{UID: &uid, ResourceVersion: &rv}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		if apierrors.IsConflict(err) {
+			continue
+		}
+		if err != nil && !apierrors.IsNotFound(err) {
 			if apierrors.IsForbidden(err) {
 				refusals = append(refusals, err.Error())
 				continue
