@@ -87,7 +87,7 @@ func Render(in Input) (*Objects, error) {
 		if d.Name == "" {
 			return nil, fmt.Errorf("spec.install.spec.deployments[%d].name is empty", i)
 		}
-		if sa := d.Spec.Template.Spec.ServiceAccountName; sa != "" {
+		if sa := podServiceAccount(&d.Spec.Template.Spec); sa != "" {
 			sas[sa] = true
 		}
 	}
@@ -164,11 +164,24 @@ func Render(in Input) (*Objects, error) {
 	return out, nil
 }
 
+// podServiceAccount is the account a pod runs as: serviceAccountName, or the deprecated
+// serviceAccount when only that is set.
+func podServiceAccount(spec *corev1.PodSpec) string {
+	if spec.ServiceAccountName != "" {
+		return spec.ServiceAccountName
+	}
+	return spec.DeprecatedServiceAccount
+}
+
 func deployment(in Input, om metav1.ObjectMeta, d olm.StrategyDeploymentSpec) (*appsv1.Deployment, error) {
 	spec := *d.Spec.DeepCopy()
 	if spec.Selector == nil {
 		return nil, fmt.Errorf("spec.selector is required")
 	}
+	// Old bundles name the account in the deprecated serviceAccount field. The API server
+	// copies it into serviceAccountName only when that is empty, so on an upgrade the
+	// previous version's account would stay: serviceAccountName is set here, and owned.
+	spec.Template.Spec.ServiceAccountName = podServiceAccount(&spec.Template.Spec)
 	om.Labels = mergeMaps(d.Label, om.Labels)
 	targets := strings.Join(in.TargetNamespaces, ",")
 	ann := map[string]string{AnnotationTargetNamespaces: targets, AnnotationOperatorNamespace: in.Namespace}

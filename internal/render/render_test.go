@@ -182,3 +182,27 @@ func TestRenderMovesRemovedAPIVersions(t *testing.T) {
 		t.Errorf("render of an extensions/v1beta1 Ingress: %v", err)
 	}
 }
+
+// TestRenderDeprecatedServiceAccount: a Deployment naming its account in the deprecated
+// serviceAccount field (prometheus 0.27.0 in the community catalog) runs as that account
+// on upgrade too: serviceAccountName is set, and the account is created.
+func TestRenderDeprecatedServiceAccount(t *testing.T) {
+	c := sampleContent(t, "cache-operator.v1.2.0")
+	spec := c.CSV.Spec.DeepCopy()
+	pod := &spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec.Template.Spec
+	pod.ServiceAccountName, pod.DeprecatedServiceAccount = "", "legacy-account"
+	objs, err := Render(Input{Namespace: "ops", CSVName: c.CSV.Name, Package: "cache-operator", Spec: spec, TargetNamespaces: []string{"ops"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := objs.Deployments[0].Spec.Template.Spec.ServiceAccountName; got != "legacy-account" {
+		t.Errorf("serviceAccountName = %q, want legacy-account", got)
+	}
+	found := false
+	for _, sa := range objs.ServiceAccounts {
+		found = found || sa.Name == "legacy-account"
+	}
+	if !found {
+		t.Errorf("the account is not created: %+v", objs.ServiceAccounts)
+	}
+}

@@ -282,12 +282,17 @@ func refKey(e omv1alpha1.InventoryEntry) string {
 // CSV's owner annotation and must stay.
 // replaceForNewSelector deletes the Deployment of an earlier version of the same
 // installation when the new version changes its selector, which the API server refuses
-// to update ("field is immutable"), as OLM does: the new Deployment is created on the next
+// to update ("field is immutable"), or moves to the Recreate strategy, as OLM does: the new Deployment is created on the next
 // apply. It reports whether it did; a Deployment that is not this installation's is left
 // alone, and the refusal stands.
 func (r *Reconciler) replaceForNewSelector(ctx context.Context, s *scope, cl client.Client, obj client.Object, applyErr error) bool {
 	dep, ok := obj.(*appsv1.Deployment)
-	if !ok || !apierrors.IsInvalid(applyErr) || !strings.Contains(applyErr.Error(), "spec.selector") || !strings.Contains(applyErr.Error(), "field is immutable") {
+	msg := applyErr.Error()
+	selector := strings.Contains(msg, "spec.selector") && strings.Contains(msg, "field is immutable")
+	// A change to the Recreate strategy leaves the rollingUpdate the API server defaulted
+	// (owned by no one, so not removed by the apply), which it then refuses.
+	recreate := strings.Contains(msg, "spec.strategy.rollingUpdate") && strings.Contains(msg, "Recreate")
+	if !ok || !apierrors.IsInvalid(applyErr) || (!selector && !recreate) {
 		return false
 	}
 	live := &appsv1.Deployment{}
@@ -301,7 +306,11 @@ func (r *Reconciler) replaceForNewSelector(ctx context.Context, s *scope, cl cli
 		if err := cl.Delete(ctx, live, client.Preconditions{UID: &live.UID}, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
 			return false
 		}
-		r.event(s.csv, false, "DeploymentReplaced", "Deployment %s changes its selector in %s, which cannot be updated in place: replacing it", dep.Name, s.csv.Name)
+		what := "its selector"
+		if recreate {
+			what = "to the Recreate strategy"
+		}
+		r.event(s.csv, false, "DeploymentReplaced", "Deployment %s changes %s in %s, which cannot be applied in place: replacing it", dep.Name, what, s.csv.Name)
 	}
 	return true
 }
