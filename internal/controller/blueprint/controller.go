@@ -9,7 +9,6 @@ package blueprint
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -151,7 +150,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			if next := Plan(bp, policyOf(s.sub)); next.Open != nil {
 				r.open(s, next.Open)
 				s.work = latest(bp)
-				r.progress(s, string(s.work.Trigger), fmt.Sprintf("revision %d: %s %s", s.work.Revision, strings.ToLower(string(s.work.Trigger)), s.work.CSVName))
+				r.progressWork(s)
 			}
 		}
 	} else {

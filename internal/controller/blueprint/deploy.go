@@ -57,7 +57,7 @@ func (r *Reconciler) carryOut(ctx context.Context, s *scope) error {
 		// Nothing waits forever: the deadline is looked at even when no event comes.
 		s.result = ctrl.Result{RequeueAfter: deadline.Sub(s.now) + 100*time.Millisecond}
 	}
-	r.progress(s, string(w.Trigger), fmt.Sprintf("revision %d: %s %s", w.Revision, strings.ToLower(string(w.Trigger)), w.CSVName))
+	r.progressWork(s)
 	if exists && r.carries(s, live) {
 		return r.follow(ctx, s, live)
 	}

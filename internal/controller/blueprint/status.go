@@ -116,6 +116,12 @@ func (r *Reconciler) block(s *scope, reason, message string) {
 	s.result = ctrl.Result{}
 }
 
+// progressWork marks the pending revision under way with its standard message.
+func (r *Reconciler) progressWork(s *scope) {
+	w := s.work
+	r.progress(s, string(w.Trigger), fmt.Sprintf("revision %d: %s %s", w.Revision, strings.ToLower(string(w.Trigger)), w.CSVName))
+}
+
 // progress marks the revision under way.
 func (r *Reconciler) progress(s *scope, reason, message string) {
 	bp := s.bp

@@ -85,23 +85,18 @@ func (r *Reconciler) conversions(ctx context.Context, s *scope) (bool, error) {
 		if conversionIs(crd.Spec.Conversion, c) {
 			continue
 		}
-		port := c.Port
-		patch := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-			"metadata": map[string]any{"name": c.CRD},
-			"spec": map[string]any{"conversion": map[string]any{
-				"strategy": "Webhook",
-				"webhook": map[string]any{
-					"conversionReviewVersions": toAny(c.ReviewVersions),
-					"clientConfig": map[string]any{
-						// caBundle is []byte in the typed API: base64 in JSON.
-						"caBundle": base64.StdEncoding.EncodeToString(c.CABundle),
-						"service":  map[string]any{"namespace": c.Namespace, "name": c.Name, "path": c.Path, "port": int64(port)},
-					},
+		err := applyConversion(ctx, cl, c.CRD, map[string]any{
+			"strategy": "Webhook",
+			"webhook": map[string]any{
+				"conversionReviewVersions": toAny(c.ReviewVersions),
+				"clientConfig": map[string]any{
+					// caBundle is []byte in the typed API: base64 in JSON.
+					"caBundle": base64.StdEncoding.EncodeToString(c.CABundle),
+					"service":  map[string]any{"namespace": c.Namespace, "name": c.Name, "path": c.Path, "port": int64(c.Port)},
 				},
-			}},
-		}}
-		if err := cl.Apply(ctx, client.ApplyConfigurationFromUnstructured(patch), client.FieldOwner(ConversionFieldOwner), client.ForceOwnership); err != nil {
+			},
+		})
+		if err != nil {
 			return r.refused(s, fmt.Errorf("setting the conversion webhook of CRD %s: %w", c.CRD, err))
 		}
 		r.event(s.csv, false, "ConversionWebhookSet", "CRD %s converts through Service %s/%s%s", c.CRD, c.Namespace, c.Name, c.Path)
@@ -173,16 +168,22 @@ func (r *Reconciler) releaseConversions(ctx context.Context, csv *omv1alpha1.Clu
 					return err
 				}
 			}
-			patch := &unstructured.Unstructured{Object: map[string]any{
-				"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-				"metadata": map[string]any{"name": name},
-				"spec":     map[string]any{"conversion": map[string]any{"strategy": "None"}},
-			}}
-			if err := cl.Apply(ctx, client.ApplyConfigurationFromUnstructured(patch), client.FieldOwner(ConversionFieldOwner), client.ForceOwnership); err != nil {
+			if err := applyConversion(ctx, cl, name, map[string]any{"strategy": "None"}); err != nil {
 				return fmt.Errorf("setting the conversion of CRD %s back to None: %w", name, err)
 			}
 			r.event(csv, false, "ConversionWebhookReleased", "CRD %s no longer converts through Service %s/%s, which is gone", name, csv.Namespace, service)
 		}
 	}
 	return nil
+}
+
+// applyConversion server-side applies spec.conversion of a CRD, alone, under
+// ConversionFieldOwner: fields of it the owner no longer states are removed.
+func applyConversion(ctx context.Context, cl client.Client, crd string, conversion map[string]any) error {
+	patch := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": crd},
+		"spec":     map[string]any{"conversion": conversion},
+	}}
+	return cl.Apply(ctx, client.ApplyConfigurationFromUnstructured(patch), client.FieldOwner(ConversionFieldOwner), client.ForceOwnership)
 }
