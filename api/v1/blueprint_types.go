@@ -5,18 +5,21 @@ import (
 )
 
 // BlueprintPhase is where a Blueprint's version change stands.
-// +kubebuilder:validation:Enum=Pending;WaitingForApproval;Installing;Upgrading;Succeeded;Failed;RollingBack;RolledBack;Blocked;Deleting
+// +kubebuilder:validation:Enum=Pending;WaitingForApproval;UpgradeHeld;Installing;Upgrading;Succeeded;Failed;RollingBack;RolledBack;Blocked;Deleting
 type BlueprintPhase string
 
 const (
 	BlueprintPending            BlueprintPhase = "Pending"
 	BlueprintWaitingForApproval BlueprintPhase = "WaitingForApproval"
-	BlueprintInstalling         BlueprintPhase = "Installing"
-	BlueprintUpgrading          BlueprintPhase = "Upgrading"
-	BlueprintSucceeded          BlueprintPhase = "Succeeded"
-	BlueprintFailed             BlueprintPhase = "Failed"
-	BlueprintRollingBack        BlueprintPhase = "RollingBack"
-	BlueprintRolledBack         BlueprintPhase = "RolledBack"
+	// BlueprintUpgradeHeld: the running operator says it may not be upgraded now (its
+	// OperatorCondition Upgradeable=False); the upgrade starts when that turns True.
+	BlueprintUpgradeHeld BlueprintPhase = "UpgradeHeld"
+	BlueprintInstalling  BlueprintPhase = "Installing"
+	BlueprintUpgrading   BlueprintPhase = "Upgrading"
+	BlueprintSucceeded   BlueprintPhase = "Succeeded"
+	BlueprintFailed      BlueprintPhase = "Failed"
+	BlueprintRollingBack BlueprintPhase = "RollingBack"
+	BlueprintRolledBack  BlueprintPhase = "RolledBack"
 	// BlueprintBlocked means the CRD preflight refused the change and nothing was changed.
 	BlueprintBlocked  BlueprintPhase = "Blocked"
 	BlueprintDeleting BlueprintPhase = "Deleting"

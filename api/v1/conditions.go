@@ -25,12 +25,15 @@ const (
 	ReasonHealthCheckFailed  = "HealthCheckFailed"
 	ReasonRolledBack         = "RolledBack"
 	ReasonWaitingForApproval = "WaitingForApproval"
-	ReasonCRDPreflightFailed = "CRDPreflightFailed"
-	ReasonUninstalled        = "Uninstalled"
-	ReasonUninstalling       = "Uninstalling"
-	ReasonPaused             = "Paused"
-	ReasonLoaded             = "Loaded"
-	ReasonLoadFailed         = "LoadFailed"
+	// ReasonOperatorNotUpgradeable: the running operator's OperatorCondition says
+	// Upgradeable=False; the message carries its reason and message.
+	ReasonOperatorNotUpgradeable = "OperatorNotUpgradeable"
+	ReasonCRDPreflightFailed     = "CRDPreflightFailed"
+	ReasonUninstalled            = "Uninstalled"
+	ReasonUninstalling           = "Uninstalling"
+	ReasonPaused                 = "Paused"
+	ReasonLoaded                 = "Loaded"
+	ReasonLoadFailed             = "LoadFailed"
 	// ReasonInsufficientPermissions: the installing identity (the Subscription's
 	// ServiceAccount, or the manager) may not do something the installation needs; the
 	// message names the verb, resource and namespace.

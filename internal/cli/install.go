@@ -140,7 +140,7 @@ var terminalResolve = map[string]bool{"PackageNotFound": true, "VersionNotFound"
 
 // installDone ends the wait as soon as the outcome of the change is known: Ready, or a
 // settled Blueprint phase other than Succeeded (RolledBack, Failed, Blocked,
-// WaitingForApproval) for the change asked for, with its reason.
+// WaitingForApproval, UpgradeHeld) for the change asked for, with its reason.
 func installDone(sub *omv1.Subscription, bp *omv1.Blueprint, gone bool) (bool, error) {
 	if gone {
 		return true, errors.New("the Subscription was deleted")
@@ -163,7 +163,7 @@ func installDone(sub *omv1.Subscription, bp *omv1.Blueprint, gone bool) (bool, e
 		return false, nil
 	}
 	switch bp.Status.Phase {
-	case omv1.BlueprintRolledBack, omv1.BlueprintFailed, omv1.BlueprintBlocked, omv1.BlueprintWaitingForApproval:
+	case omv1.BlueprintRolledBack, omv1.BlueprintFailed, omv1.BlueprintBlocked, omv1.BlueprintWaitingForApproval, omv1.BlueprintUpgradeHeld:
 		reason, msg := string(bp.Status.Phase), ""
 		if c := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionReady); c != nil {
 			reason, msg = c.Reason, c.Message
@@ -180,8 +180,8 @@ func settledForTarget(bp *omv1.Blueprint) bool {
 	if bp.Status.ObservedGeneration < bp.Generation {
 		return false
 	}
-	if bp.Status.Phase == omv1.BlueprintWaitingForApproval {
-		return true
+	if bp.Status.Phase == omv1.BlueprintWaitingForApproval || bp.Status.Phase == omv1.BlueprintUpgradeHeld {
+		return true // nothing was attempted yet: the phase is about the target itself
 	}
 	for i := len(bp.Status.History) - 1; i >= 0; i-- {
 		h := bp.Status.History[i]

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"k8s.io/client-go/dynamic"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/blang/semver/v4"
@@ -78,7 +80,7 @@ before anything is created.`,
 			}
 			rec, err := resolve.Recommend(resolve.RecommendRequest{Package: rest[0], Channel: channel, KubeVersion: kube,
 				Catalogs: []resolve.CatalogRef{{Name: name, Catalog: cat}}, Installed: installed, From: from,
-				Check: func(b *catalog.Bundle) error { return preflight(ctx, c, dyn, cat, b) }})
+				Check: func(b *catalog.Bundle) error { return preflight(ctx, c, dyn, cat, b, cmd.ErrOrStderr()) }})
 			if err != nil {
 				return err
 			}
@@ -178,24 +180,34 @@ func installedInNamespace(ctx context.Context, c client.Client, ns string, cat *
 	return out, from, nil
 }
 
-// preflight runs the CRD preflight of a bundle against the live cluster.
-func preflight(ctx context.Context, c client.Client, dyn dynamic.Interface, cat *catalog.Catalog, b *catalog.Bundle) error {
+// preflight runs the CRD preflight of a bundle against the live cluster. The storage
+// version migrations a bundle that passes would need are written to notes.
+func preflight(ctx context.Context, c client.Client, dyn dynamic.Interface, cat *catalog.Catalog, b *catalog.Bundle, notes io.Writer) error {
 	content, err := cat.Content(b)
 	if errors.Is(err, catalog.ErrNoContent) {
 		return nil // an image-only bundle: nothing to check here
 	} else if err != nil {
 		return err
 	}
+	var migrations []string
 	for _, u := range content.CRDs {
 		crd, _, err := crdrepair.Repair(u)
 		if err != nil {
 			return fmt.Errorf("its CRD %s cannot be installed: %v", u.GetName(), err)
 		}
-		if _, v, err := crdsafety.Preflight(ctx, c, dyn, crd); err != nil {
+		_, m, v, err := crdsafety.Preflight(ctx, c, dyn, crd)
+		if err != nil {
 			return err
 		} else if v != nil {
 			return fmt.Errorf("the CRD preflight refuses it: %v", v)
 		}
+		if m != nil { // only reported: recommend changes nothing
+			migrations = append(migrations, fmt.Sprintf("%s: CRD %s drops %s, listed in its status.storedVersions: installing it first rewrites every custom resource in storage version %s and removes %s from status.storedVersions\n",
+				b.CSVName, m.CRD, strings.Join(m.Drop, ", "), m.StorageVersion, strings.Join(m.Drop, ", ")))
+		}
+	}
+	for _, note := range migrations {
+		fmt.Fprint(notes, note)
 	}
 	return nil
 }

@@ -1,11 +1,13 @@
 // Package crdsafety decides whether a CRD may be replaced by a bundle's newer one without
-// losing anyone's data. It is pure: the caller gathers the live CRD and its custom
-// resources, and gets back the first reason to refuse, naming the CRD, the version and
-// the object.
+// losing anyone's data. Its checks are pure: the caller gathers the live CRD and its
+// custom resources, and gets back the first reason to refuse, naming the CRD, the version
+// and the object, or the storage version migration the change needs first. live.go and
+// migrate.go do the gathering and the migration against the cluster.
 package crdsafety
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
@@ -46,6 +48,78 @@ func StoredVersions(live, next *apiextensionsv1.CustomResourceDefinition) *Viola
 		}
 	}
 	return nil
+}
+
+// Migration is what must happen before a new CRD that drops versions listed in the live
+// CRD's status.storedVersions may be applied, when none of them is the live storage
+// version: every custom resource is rewritten unchanged, which the API server encodes in
+// the current storage version, and the dropped versions are then removed from
+// status.storedVersions (as kube-storage-version-migrator does). The API server itself
+// refuses a CRD whose spec.versions lacks a stored version, so without this the upgrade
+// could not be applied at all.
+type Migration struct {
+	CRD string
+	// StorageVersion is the live CRD's storage version, which the new CRD keeps: custom
+	// resources are read and rewritten at it.
+	StorageVersion string
+	// Drop are the stored versions the new CRD drops, in status.storedVersions order.
+	Drop []string
+	// StoredVersions is status.storedVersions once the custom resources are rewritten.
+	StoredVersions []string
+}
+
+// Describe says in words what the migration did, for n custom resources rewritten.
+func (m *Migration) Describe(n int) string {
+	it := "it"
+	if len(m.Drop) > 1 {
+		it = "them"
+	}
+	resources := "custom resources"
+	if n == 1 {
+		resources = "custom resource"
+	}
+	return fmt.Sprintf("migrated %d %s to storage version %s and removed %s from status.storedVersions (the new CRD drops %s)",
+		n, resources, m.StorageVersion, strings.Join(m.Drop, ", "), it)
+}
+
+// Plan says what a new CRD's stored versions need before it replaces live: nothing (both
+// nil), a storage version migration, or a refusal. The dropped stored versions are
+// migrated away only when none of them is the live storage version, the live CRD serves
+// that version and the new CRD keeps it: the custom resources stored in a dropped version
+// can then be rewritten in the storage version first. Dropping the storage version itself, or
+// moving off it, is refused as StoredVersions refuses it: nothing the manager can do keeps
+// those objects readable.
+func Plan(live, next *apiextensionsv1.CustomResourceDefinition) (*Migration, *Violation) {
+	refusal := StoredVersions(live, next)
+	if refusal == nil {
+		return nil, nil
+	}
+	storage := ""
+	for _, v := range live.Spec.Versions {
+		if v.Storage && v.Served { // custom resources are read and rewritten at it
+			storage = v.Name
+		}
+	}
+	kept := map[string]bool{}
+	for _, v := range next.Spec.Versions {
+		kept[v.Name] = true
+	}
+	if storage == "" || !kept[storage] {
+		return nil, refusal
+	}
+	m := &Migration{CRD: live.Name, StorageVersion: storage}
+	for _, v := range live.Status.StoredVersions {
+		if kept[v] {
+			m.StoredVersions = append(m.StoredVersions, v)
+		} else {
+			m.Drop = append(m.Drop, v)
+		}
+	}
+	if !slices.Contains(m.StoredVersions, storage) {
+		// The API server lists the storage version once anything is written in it.
+		m.StoredVersions = append(m.StoredVersions, storage)
+	}
+	return m, nil
 }
 
 // Objects refuses a new CRD under whose schema an existing custom resource of version

@@ -1,6 +1,7 @@
 package crdsafety
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -68,5 +69,86 @@ func TestObjects(t *testing.T) {
 				t.Fatalf("got %v, want %s refused on %s", v, tc.object, tc.msg)
 			}
 		})
+	}
+}
+
+// storageCRD is a CRD whose versions are all served, with storage the storage version.
+func storageCRD(versions []string, storage string, stored ...string) *apiextensionsv1.CustomResourceDefinition {
+	c := crd(versions, stored, 10)
+	for i := range c.Spec.Versions {
+		c.Spec.Versions[i].Storage = c.Spec.Versions[i].Name == storage
+	}
+	return c
+}
+
+func TestPlan(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		live, next *apiextensionsv1.CustomResourceDefinition
+		// want: nil for nothing to do, else the migration
+		want *Migration
+		// refused: the version a refusal names, "" for none
+		refused string
+	}{
+		{name: "same versions",
+			live: storageCRD([]string{"v1alpha1", "v1"}, "v1", "v1alpha1", "v1"), next: storageCRD([]string{"v1alpha1", "v1"}, "v1")},
+		{name: "a version added",
+			live: storageCRD([]string{"v1"}, "v1", "v1"), next: storageCRD([]string{"v1", "v2"}, "v2")},
+		{name: "a served version never stored dropped",
+			live: storageCRD([]string{"v1alpha1", "v1"}, "v1", "v1"), next: storageCRD([]string{"v1"}, "v1")},
+		{name: "an old stored version dropped (camel-k 1.0.1 to 1.1.0)",
+			live: storageCRD([]string{"v1alpha1", "v1"}, "v1", "v1alpha1", "v1"), next: storageCRD([]string{"v1"}, "v1"),
+			want: &Migration{CRD: "caches.example.com", StorageVersion: "v1", Drop: []string{"v1alpha1"}, StoredVersions: []string{"v1"}}},
+		{name: "two old stored versions dropped, the storage version moves on",
+			live: storageCRD([]string{"v1alpha1", "v1beta1", "v1"}, "v1", "v1alpha1", "v1beta1", "v1"),
+			next: storageCRD([]string{"v1", "v2"}, "v2"),
+			want: &Migration{CRD: "caches.example.com", StorageVersion: "v1", Drop: []string{"v1alpha1", "v1beta1"}, StoredVersions: []string{"v1"}}},
+		{name: "one old stored version dropped, another kept",
+			live: storageCRD([]string{"v1alpha1", "v1beta1", "v1"}, "v1", "v1alpha1", "v1beta1", "v1"),
+			next: storageCRD([]string{"v1beta1", "v1"}, "v1"),
+			want: &Migration{CRD: "caches.example.com", StorageVersion: "v1", Drop: []string{"v1alpha1"}, StoredVersions: []string{"v1beta1", "v1"}}},
+		{name: "storage version missing from storedVersions (status edited)",
+			live: storageCRD([]string{"v1alpha1", "v1"}, "v1", "v1alpha1"), next: storageCRD([]string{"v1"}, "v1"),
+			want: &Migration{CRD: "caches.example.com", StorageVersion: "v1", Drop: []string{"v1alpha1"}, StoredVersions: []string{"v1"}}},
+		{name: "the storage version dropped",
+			live: storageCRD([]string{"v1"}, "v1", "v1"), next: storageCRD([]string{"v2"}, "v2"), refused: "v1"},
+		{name: "the storage version and an old one dropped",
+			live: storageCRD([]string{"v1alpha1", "v1"}, "v1", "v1alpha1", "v1"), next: storageCRD([]string{"v2"}, "v2"), refused: "v1alpha1"},
+		{name: "an old stored version dropped, the storage version not kept",
+			live: storageCRD([]string{"v1alpha1", "v1"}, "v1", "v1alpha1"), next: storageCRD([]string{"v2"}, "v2"), refused: "v1alpha1"},
+		{name: "the live storage version not served",
+			live: func() *apiextensionsv1.CustomResourceDefinition {
+				c := storageCRD([]string{"v1alpha1", "v1"}, "v1", "v1alpha1", "v1")
+				c.Spec.Versions[1].Served = false
+				return c
+			}(), next: storageCRD([]string{"v1"}, "v1"), refused: "v1alpha1"},
+		{name: "no storage version in the live CRD",
+			live: storageCRD([]string{"v1alpha1", "v1"}, "", "v1alpha1", "v1"), next: storageCRD([]string{"v1"}, "v1"), refused: "v1alpha1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, v := Plan(tc.live, tc.next)
+			if tc.refused != "" {
+				if m != nil || v == nil || v.Version != tc.refused || !strings.Contains(v.Error(), "the new CRD drops version "+tc.refused) {
+					t.Fatalf("got %+v, %v; want a refusal naming %s", m, v, tc.refused)
+				}
+				if want := StoredVersions(tc.live, tc.next); v.Error() != want.Error() {
+					t.Errorf("refusal %q; want it as StoredVersions words it: %q", v, want)
+				}
+				return
+			}
+			if v != nil {
+				t.Fatalf("refused: %v", v)
+			}
+			if !reflect.DeepEqual(m, tc.want) {
+				t.Fatalf("got %+v; want %+v", m, tc.want)
+			}
+		})
+	}
+}
+
+func TestMigrationDescribe(t *testing.T) {
+	m := &Migration{StorageVersion: "v1", Drop: []string{"v1alpha1"}}
+	if got, want := m.Describe(3), "migrated 3 custom resources to storage version v1 and removed v1alpha1 from status.storedVersions (the new CRD drops it)"; got != want {
+		t.Errorf("got %q; want %q", got, want)
 	}
 }

@@ -17,42 +17,49 @@ import (
 const pageSize = 500
 
 // Preflight gathers what the checks need from the cluster (the live CRD and its custom
-// resources at each served version) and runs them for a CRD about to be applied. It
-// returns the live CRD (nil when there is none), and a Violation when the CRD must not be
-// applied. The Blueprint controller and `operator-manager recommend` share it.
+// resources at each served version the new CRD keeps) and runs them for a CRD about to be
+// applied. It returns the live CRD (nil when there is none), the storage version
+// migration that must be carried out (Migrate) before the CRD is applied, if any, and a
+// Violation when the CRD must not be applied. It writes nothing. The Blueprint controller
+// and `operator-manager recommend` share it.
 //
 // Custom resources are listed by the resource the live CRD names (group, version,
 // plural), through a dynamic client: no discovery or REST mapping is involved, so a CRD
 // applied a moment ago is listed as surely as an old one.
-func Preflight(ctx context.Context, r client.Reader, dyn dynamic.Interface, next *apiextensionsv1.CustomResourceDefinition) (*apiextensionsv1.CustomResourceDefinition, *Violation, error) {
+func Preflight(ctx context.Context, r client.Reader, dyn dynamic.Interface, next *apiextensionsv1.CustomResourceDefinition) (*apiextensionsv1.CustomResourceDefinition, *Migration, *Violation, error) {
 	live := &apiextensionsv1.CustomResourceDefinition{}
 	if err := r.Get(ctx, client.ObjectKey{Name: next.Name}, live); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, nil, nil
+			return nil, nil, nil, nil
 		}
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	if v := StoredVersions(live, next); v != nil {
-		return live, v, nil
+	migration, v := Plan(live, next)
+	if v != nil {
+		return live, nil, v, nil
+	}
+	kept := map[string]bool{}
+	for _, v := range next.Spec.Versions {
+		kept[v.Name] = true
 	}
 	for _, v := range live.Spec.Versions {
-		if !v.Served {
-			continue
+		if !v.Served || !kept[v.Name] {
+			continue // a version the new CRD drops has no schema to check against
 		}
 		gvr := schema.GroupVersionResource{Group: live.Spec.Group, Version: v.Name, Resource: live.Spec.Names.Plural}
 		opts := metav1.ListOptions{Limit: pageSize}
 		for {
 			list, err := dyn.Resource(gvr).List(ctx, opts)
 			if err != nil {
-				return live, nil, fmt.Errorf("listing %s at %s for the CRD preflight: %w", live.Name, v.Name, err)
+				return live, nil, nil, fmt.Errorf("listing %s at %s for the CRD preflight: %w", live.Name, v.Name, err)
 			}
 			if viol, err := Objects(next, v.Name, list.Items); err != nil || viol != nil {
-				return live, viol, err
+				return live, nil, viol, err
 			}
 			if opts.Continue = list.GetContinue(); opts.Continue == "" {
 				break
 			}
 		}
 	}
-	return live, nil, nil
+	return live, migration, nil, nil
 }

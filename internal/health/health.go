@@ -380,5 +380,14 @@ func Operator(verdicts []Verdict) Verdict {
 	if len(progressing) > 0 {
 		return Verdict{Progressing, ReasonRollingOut, strings.Join(progressing, "; ")}
 	}
+	apis := 0
+	for _, v := range verdicts {
+		if v.Reason == ReasonAPIServiceAvailable {
+			apis++
+		}
+	}
+	if apis > 0 {
+		return Verdict{Healthy, ReasonAvailable, fmt.Sprintf("%d deployments available, %d APIServices available", len(verdicts)-apis, apis)}
+	}
 	return Verdict{Healthy, ReasonAvailable, fmt.Sprintf("%d deployments available", len(verdicts))}
 }

@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	"k8s.io/utils/ptr"
 )
 
@@ -243,5 +244,41 @@ func TestOperator(t *testing.T) {
 		if got := Operator(tc.in); got.State != tc.want {
 			t.Errorf("Operator(%v) = %s, want %s", tc.in, got.State, tc.want)
 		}
+	}
+}
+
+func TestAPIService(t *testing.T) {
+	cond := func(status apiregistrationv1.ConditionStatus, reason, msg string) *apiregistrationv1.APIService {
+		return &apiregistrationv1.APIService{Status: apiregistrationv1.APIServiceStatus{Conditions: []apiregistrationv1.APIServiceCondition{
+			{Type: apiregistrationv1.Available, Status: status, Reason: reason, Message: msg}}}}
+	}
+	for _, tc := range []struct {
+		name   string
+		in     *apiregistrationv1.APIService
+		state  State
+		reason string
+		msg    string
+	}{
+		{"missing", nil, Progressing, ReasonAPIServiceMissing, "APIService v1.x.example does not exist yet"},
+		{"not checked yet", &apiregistrationv1.APIService{}, Progressing, ReasonAPIServiceUnavailable, "the aggregator has not checked it"},
+		{"unavailable", cond(apiregistrationv1.ConditionFalse, "FailedDiscoveryCheck", "x509: certificate signed by unknown authority"),
+			Progressing, ReasonAPIServiceUnavailable, "APIService v1.x.example is not available: FailedDiscoveryCheck: x509: certificate signed by unknown authority"},
+		{"available", cond(apiregistrationv1.ConditionTrue, "Passed", "all checks passed"), Healthy, ReasonAPIServiceAvailable, "APIService v1.x.example is available"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := APIService("v1.x.example", tc.in)
+			if v.State != tc.state || v.Reason != tc.reason || !strings.Contains(v.Message, tc.msg) {
+				t.Errorf("verdict = %+v, want %s %s containing %q", v, tc.state, tc.reason, tc.msg)
+			}
+		})
+	}
+	// Combined with Deployments: healthy only when both are, and the message counts each.
+	dep := Verdict{Healthy, ReasonAvailable, "deployment a available"}
+	if v := Operator([]Verdict{dep, APIService("v1.x.example", cond(apiregistrationv1.ConditionTrue, "Passed", ""))}); v.State != Healthy ||
+		v.Message != "1 deployments available, 1 APIServices available" {
+		t.Errorf("operator verdict = %+v", v)
+	}
+	if v := Operator([]Verdict{dep, APIService("v1.x.example", nil)}); v.State != Progressing || !strings.Contains(v.Message, "does not exist yet") {
+		t.Errorf("operator verdict with a missing APIService = %+v", v)
 	}
 }

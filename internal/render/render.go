@@ -12,6 +12,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
@@ -31,7 +32,7 @@ type Input struct {
 	Config *omv1.SubscriptionConfig
 	// Others are the bundle's other manifests (Services, ConfigMaps, ...).
 	Others []*unstructured.Unstructured
-	// WebhookCerts are the serving certificates of the Deployments WebhookDeployments
+	// WebhookCerts are the serving certificates of the Deployments ServingDeployments
 	// names, by Deployment name (for the DNS names of WebhookServiceName).
 	WebhookCerts map[string]ServingCert
 }
@@ -44,8 +45,12 @@ type Objects struct {
 	RoleBindings        []*rbacv1.RoleBinding
 	ClusterRoles        []*rbacv1.ClusterRole
 	ClusterRoleBindings []*rbacv1.ClusterRoleBinding
-	Others              []*unstructured.Unstructured
-	Deployments         []*appsv1.Deployment
+	// OperatorCondition is where the running operator says whether it may be upgraded
+	// now; its service accounts may update it (a Role and RoleBinding in Roles and
+	// RoleBindings), and its containers find it by $OPERATOR_CONDITION_NAME.
+	OperatorCondition *omv1.OperatorCondition
+	Others            []*unstructured.Unstructured
+	Deployments       []*appsv1.Deployment
 	// The CSV's webhooks (spec.webhookdefinitions): a serving certificate Secret and a
 	// Service per webhook Deployment, applied before the Deployments that mount them; the
 	// admission webhook configurations, applied after them.
@@ -53,6 +58,9 @@ type Objects struct {
 	Services           []*corev1.Service
 	ValidatingWebhooks []*admissionregistrationv1.ValidatingWebhookConfiguration
 	MutatingWebhooks   []*admissionregistrationv1.MutatingWebhookConfiguration
+	// APIServices register the CSV's owned APIServices (spec.apiservicedefinitions.owned)
+	// with the aggregator, applied after the Deployments that serve them.
+	APIServices []*apiregistrationv1.APIService
 	// Conversions are not applied as objects: the caller sets these CRDs' spec.conversion.
 	Conversions []CRDConversion
 	// Moved says which bundle objects were moved from a removed API version to the one
@@ -158,10 +166,51 @@ func Render(in Input) (*Objects, error) {
 		}
 		out.Deployments = append(out.Deployments, dep)
 	}
+	renderOperatorCondition(in, out, meta)
 	if err := renderWebhooks(in, out, meta); err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// renderOperatorCondition adds the OperatorCondition of the CSV (named after it, as OLM
+// names it), a Role that lets the operator's service accounts read and update that one
+// object, and OPERATOR_CONDITION_NAME in every container, where OLM's operator-lib looks.
+func renderOperatorCondition(in Input, out *Objects, meta func(name, namespace string) metav1.ObjectMeta) {
+	if len(out.Deployments) == 0 {
+		return
+	}
+	out.OperatorCondition = &omv1.OperatorCondition{
+		TypeMeta:   metav1.TypeMeta{APIVersion: omv1.GroupVersion.String(), Kind: "OperatorCondition"},
+		ObjectMeta: meta(in.CSVName, in.Namespace),
+	}
+	accounts := map[string]bool{}
+	env := []corev1.EnvVar{{Name: omv1.EnvOperatorConditionName, Value: in.CSVName}}
+	for _, d := range out.Deployments {
+		sa := d.Spec.Template.Spec.ServiceAccountName
+		if sa == "" {
+			sa = "default"
+		}
+		accounts[sa] = true
+		for _, cs := range [][]corev1.Container{d.Spec.Template.Spec.InitContainers, d.Spec.Template.Spec.Containers} {
+			for i := range cs {
+				cs[i].Env = mergeEnv(cs[i].Env, env)
+			}
+		}
+	}
+	var subjects []rbacv1.Subject
+	for _, sa := range sortedKeys(accounts) {
+		subjects = append(subjects, rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: in.Namespace})
+	}
+	name := rbacName(in.CSVName, "operator-condition")
+	out.Roles = append(out.Roles, &rbacv1.Role{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
+		ObjectMeta: meta(name, in.Namespace), Rules: []rbacv1.PolicyRule{{
+			APIGroups: []string{omv1.Group}, Resources: []string{"operatorconditions"}, ResourceNames: []string{in.CSVName},
+			Verbs: []string{"get", "update", "patch"}}}})
+	out.RoleBindings = append(out.RoleBindings, &rbacv1.RoleBinding{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
+		ObjectMeta: meta(name, in.Namespace), Subjects: subjects,
+		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name}})
 }
 
 // podServiceAccount is the account a pod runs as: serviceAccountName, or the deprecated
@@ -310,7 +359,7 @@ func uniq(s []string) []string {
 // InApplyOrder lists the objects in the order they are applied: identities and
 // permissions first, the bundle's other objects next, then the webhook certificate
 // Secrets and Services, the Deployments (which use them), and last the webhook
-// configurations (a webhook is registered once its server is being rolled out).
+// configurations and APIServices (registered once their server is being rolled out).
 func (o *Objects) InApplyOrder() []client.Object {
 	var out []client.Object
 	for _, x := range o.ServiceAccounts {
@@ -328,6 +377,9 @@ func (o *Objects) InApplyOrder() []client.Object {
 	for _, x := range o.ClusterRoleBindings {
 		out = append(out, x)
 	}
+	if o.OperatorCondition != nil {
+		out = append(out, o.OperatorCondition)
+	}
 	for _, x := range o.Others {
 		out = append(out, x)
 	}
@@ -344,6 +396,9 @@ func (o *Objects) InApplyOrder() []client.Object {
 		out = append(out, x)
 	}
 	for _, x := range o.MutatingWebhooks {
+		out = append(out, x)
+	}
+	for _, x := range o.APIServices {
 		out = append(out, x)
 	}
 	return out

@@ -7,8 +7,10 @@ import (
 
 	olm "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	"github.com/operator-manager/operator-manager/internal/catalog"
@@ -47,8 +49,9 @@ func TestRenderOwnNamespace(t *testing.T) {
 	if len(objs.ServiceAccounts) != 1 || objs.ServiceAccounts[0].Name != "cache-operator" || objs.ServiceAccounts[0].Namespace != "ops" {
 		t.Errorf("service accounts = %+v", objs.ServiceAccounts)
 	}
-	// permissions: one Role (both entries of the account merged) bound to the account.
-	if len(objs.Roles) != 1 || objs.Roles[0].Namespace != "ops" || !reflect.DeepEqual(objs.Roles[0].Rules, c.CSV.Spec.InstallStrategy.StrategySpec.Permissions[0].Rules) {
+	// permissions: one Role (both entries of the account merged) bound to the account,
+	// then the Role of the operator's OperatorCondition.
+	if len(objs.Roles) != 2 || objs.Roles[0].Namespace != "ops" || !reflect.DeepEqual(objs.Roles[0].Rules, c.CSV.Spec.InstallStrategy.StrategySpec.Permissions[0].Rules) {
 		t.Errorf("roles = %+v", objs.Roles)
 	}
 	if rb := objs.RoleBindings[0]; rb.RoleRef.Name != objs.Roles[0].Name || rb.Subjects[0].Name != "cache-operator" || rb.Subjects[0].Namespace != "ops" {
@@ -74,7 +77,7 @@ func TestRenderOwnNamespace(t *testing.T) {
 	for _, e := range ctr.Env {
 		env = append(env, e.Name+"="+e.Value)
 	}
-	if strings.Join(env, ",") != "WATCH_NAMESPACE=override,LOG_LEVEL=debug" {
+	if strings.Join(env, ",") != "WATCH_NAMESPACE=override,LOG_LEVEL=debug,OPERATOR_CONDITION_NAME=cache-operator.v1.2.0" {
 		t.Errorf("env = %v: an override replaces by name, new ones are appended", env)
 	}
 	if ctr.Resources.Limits.Memory().String() != "1Gi" || d.Spec.Template.Spec.NodeSelector["pool"] != "ops" || len(d.Spec.Template.Spec.Tolerations) != 1 {
@@ -92,7 +95,8 @@ func TestRenderAllNamespacesMakesPermissionsClusterWide(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(objs.Roles) != 0 || len(objs.ClusterRoles) != 2 || len(objs.ClusterRoleBindings) != 2 {
+	// Only the OperatorCondition's Role is namespaced: it names one object of the namespace.
+	if len(objs.Roles) != 1 || len(objs.ClusterRoles) != 2 || len(objs.ClusterRoleBindings) != 2 {
 		t.Errorf("roles %d, cluster roles %d, bindings %d", len(objs.Roles), len(objs.ClusterRoles), len(objs.ClusterRoleBindings))
 	}
 	if objs.ClusterRoles[0].Name == objs.ClusterRoles[1].Name || objs.ClusterRoleBindings[0].Name == objs.ClusterRoleBindings[1].Name {
@@ -204,5 +208,56 @@ func TestRenderDeprecatedServiceAccount(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("the account is not created: %+v", objs.ServiceAccounts)
+	}
+}
+
+// TestRenderOperatorCondition: every CSV with Deployments gets an OperatorCondition of its
+// own name, which exactly its pods' service accounts may read and update, and whose name
+// its containers find in $OPERATOR_CONDITION_NAME (where OLM's operator-lib looks).
+func TestRenderOperatorCondition(t *testing.T) {
+	c := sampleContent(t, "cache-operator.v1.1.0")
+	objs, err := Render(Input{Namespace: "ops", CSVName: c.CSV.Name, Spec: &c.CSV.Spec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	oc := objs.OperatorCondition
+	if oc == nil || oc.Name != c.CSV.Name || oc.Namespace != "ops" || oc.Kind != "OperatorCondition" || oc.Labels[LabelOwnerName] != c.CSV.Name {
+		t.Fatalf("operator condition = %+v", oc)
+	}
+	if len(oc.Spec.Conditions) != 0 || len(oc.Spec.Overrides) != 0 {
+		t.Errorf("the rendered OperatorCondition claims conditions the operator and administrators own: %+v", oc.Spec)
+	}
+	role := objs.Roles[len(objs.Roles)-1]
+	want := []rbacv1.PolicyRule{{APIGroups: []string{"operators.coreos.com.operator-manager.domain"}, Resources: []string{"operatorconditions"},
+		ResourceNames: []string{c.CSV.Name}, Verbs: []string{"get", "update", "patch"}}}
+	if !reflect.DeepEqual(role.Rules, want) {
+		t.Errorf("operator condition role rules = %+v", role.Rules)
+	}
+	binding := objs.RoleBindings[len(objs.RoleBindings)-1]
+	if binding.RoleRef.Name != role.Name || len(binding.Subjects) != 1 || binding.Subjects[0].Name != "cache-operator" || binding.Subjects[0].Namespace != "ops" {
+		t.Errorf("operator condition binding = %+v", binding)
+	}
+	for _, d := range objs.Deployments {
+		for _, ctr := range d.Spec.Template.Spec.Containers {
+			found := false
+			for _, e := range ctr.Env {
+				found = found || (e.Name == "OPERATOR_CONDITION_NAME" && e.Value == c.CSV.Name)
+			}
+			if !found {
+				t.Errorf("container %s of %s lacks OPERATOR_CONDITION_NAME: %v", ctr.Name, d.Name, ctr.Env)
+			}
+		}
+	}
+	order := objs.InApplyOrder()
+	for i, o := range order {
+		if o.GetObjectKind().GroupVersionKind().Kind == "Deployment" {
+			t.Errorf("a Deployment (%s) is applied before the OperatorCondition", o.GetName())
+		}
+		if o == client.Object(oc) {
+			break
+		}
+		if i == len(order)-1 {
+			t.Error("the OperatorCondition is not applied")
+		}
 	}
 }

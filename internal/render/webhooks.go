@@ -70,16 +70,39 @@ func WebhookSecretName(deployment string) string {
 	return WebhookServiceName(deployment) + "-cert"
 }
 
-// WebhookDeployments are the Deployments that serve a webhook of any type, sorted, each
-// once: the ones Input.WebhookCerts needs a certificate for.
-func WebhookDeployments(spec *olm.ClusterServiceVersionSpec) []string {
+// ServingDeployments are the Deployments that serve a webhook of any type or an owned
+// APIService, sorted, each once: the ones Input.WebhookCerts needs a certificate for.
+func ServingDeployments(spec *olm.ClusterServiceVersionSpec) []string {
 	deps := map[string]bool{}
 	for _, w := range spec.WebhookDefinitions {
 		if w.DeploymentName != "" && knownWebhookType(w.Type) {
 			deps[w.DeploymentName] = true
 		}
 	}
+	for _, a := range spec.APIServiceDefinitions.Owned {
+		if a.DeploymentName != "" {
+			deps[a.DeploymentName] = true
+		}
+	}
 	return sortedKeys(deps)
+}
+
+// serves says what a serving Deployment serves, for messages.
+func serves(spec *olm.ClusterServiceVersionSpec, deployment string) string {
+	var webhooks, apis bool
+	for _, w := range spec.WebhookDefinitions {
+		webhooks = webhooks || w.DeploymentName == deployment
+	}
+	for _, a := range spec.APIServiceDefinitions.Owned {
+		apis = apis || a.DeploymentName == deployment
+	}
+	switch {
+	case webhooks && apis:
+		return "webhooks (spec.webhookdefinitions) and APIServices (spec.apiservicedefinitions.owned)"
+	case apis:
+		return "APIServices (spec.apiservicedefinitions.owned)"
+	}
+	return "webhooks (spec.webhookdefinitions)"
 }
 
 func knownWebhookType(t olm.WebhookAdmissionType) bool {
@@ -103,7 +126,8 @@ func webhookPort(w *olm.WebhookDescription) int32 {
 // one webhook configuration per admission webhook, and the CRD conversions.
 func renderWebhooks(in Input, out *Objects, meta func(name, namespace string) metav1.ObjectMeta) error {
 	defs := in.Spec.WebhookDefinitions
-	if len(defs) == 0 {
+	apis := in.Spec.APIServiceDefinitions.Owned
+	if len(defs) == 0 && len(apis) == 0 {
 		return nil
 	}
 	deps := map[string]*appsv1.Deployment{}
@@ -147,20 +171,23 @@ func renderWebhooks(in Input, out *Objects, meta func(name, namespace string) me
 		}
 		seen[k] = i
 	}
+	if err := checkAPIServices(apis, deps); err != nil {
+		return err
+	}
 
 	// Per Deployment: its certificate, Secret and Service, and the certificate in its pods.
 	certs := map[string]ServingCert{}
-	for _, name := range WebhookDeployments(in.Spec) {
+	for _, name := range ServingDeployments(in.Spec) {
 		cert, ok := in.WebhookCerts[name]
 		if !ok || len(cert.CA) == 0 || len(cert.Cert) == 0 || len(cert.Key) == 0 {
-			return fmt.Errorf("deployment %s serves webhooks (spec.webhookdefinitions) but no serving certificate (CA, certificate and key) was given for it", name)
+			return fmt.Errorf("deployment %s serves %s but no serving certificate (CA, certificate and key) was given for it", name, serves(in.Spec, name))
 		}
 		certs[name] = cert
 		dep := deps[name]
 		if dep.Spec.Selector == nil || len(dep.Spec.Selector.MatchLabels) == 0 {
-			return fmt.Errorf("deployment %s serves webhooks (spec.webhookdefinitions) but its spec.selector has no matchLabels for the webhook Service to select", name)
+			return fmt.Errorf("deployment %s serves %s but its spec.selector has no matchLabels for its Service to select", name, serves(in.Spec, name))
 		}
-		ports, err := servicePorts(defs, name)
+		ports, err := servicePorts(defs, apis, name)
 		if err != nil {
 			return err
 		}
@@ -249,14 +276,33 @@ func renderWebhooks(in Input, out *Objects, meta func(name, namespace string) me
 		}
 	}
 	sort.SliceStable(out.Conversions, func(a, b int) bool { return out.Conversions[a].CRD < out.Conversions[b].CRD })
+	for i := range apis {
+		a := &apis[i]
+		out.APIServices = append(out.APIServices, apiService(in.Namespace, a, certs[a.DeploymentName].CA, meta))
+	}
 	return nil
 }
 
-// servicePorts are the ports of a webhook Deployment's Service, one per distinct
-// containerPort of its webhooks, ordered by port.
-func servicePorts(defs []olm.WebhookDescription, deployment string) ([]corev1.ServicePort, error) {
+// servicePorts are the ports of a serving Deployment's Service, one per distinct
+// containerPort of its webhooks, and 443 for its APIServices (the port the aggregator
+// calls) to their containerPort, ordered by port.
+func servicePorts(defs []olm.WebhookDescription, apis []olm.APIServiceDescription, deployment string) ([]corev1.ServicePort, error) {
 	byPort := map[int32]corev1.ServicePort{}
-	from := map[int32]int{}
+	from := map[int32]string{}
+	for i := range apis {
+		a := &apis[i]
+		if a.DeploymentName != deployment {
+			continue
+		}
+		target := intstr.FromInt32(apiServicePort(a))
+		field := fmt.Sprintf("spec.apiservicedefinitions.owned[%d]", i)
+		if p, ok := byPort[apiServiceServicePort]; ok && p.TargetPort != target {
+			return nil, fmt.Errorf("%s.containerPort %s differs from the containerPort %s of %s: the Service of deployment %s has one port %d for APIServices",
+				field, target.String(), p.TargetPort.String(), from[apiServiceServicePort], deployment, apiServiceServicePort)
+		}
+		byPort[apiServiceServicePort] = corev1.ServicePort{Name: fmt.Sprint(apiServiceServicePort), Port: apiServiceServicePort, TargetPort: target}
+		from[apiServiceServicePort] = field
+	}
 	for i := range defs {
 		w := &defs[i]
 		if w.DeploymentName != deployment {
@@ -269,13 +315,13 @@ func servicePorts(defs []olm.WebhookDescription, deployment string) ([]corev1.Se
 		}
 		if p, ok := byPort[port]; ok {
 			if p.TargetPort != target {
-				return nil, fmt.Errorf("spec.webhookdefinitions[%d].targetPort %s differs from the targetPort %s of spec.webhookdefinitions[%d], on the same containerPort %d of deployment %s",
+				return nil, fmt.Errorf("spec.webhookdefinitions[%d].targetPort %s differs from the targetPort %s of %s, on the same port %d of deployment %s's Service",
 					i, target.String(), p.TargetPort.String(), from[port], port, deployment)
 			}
 			continue
 		}
 		byPort[port] = corev1.ServicePort{Name: fmt.Sprint(port), Port: port, TargetPort: target}
-		from[port] = i
+		from[port] = fmt.Sprintf("spec.webhookdefinitions[%d]", i)
 	}
 	ports := make([]corev1.ServicePort, 0, len(byPort))
 	for _, p := range byPort {
@@ -402,7 +448,7 @@ func clone(b []byte) []byte {
 // Deployments where only the list of objects matters (the access check, the permissions
 // preview): the objects are the same, only the certificate bytes differ.
 func PlaceholderCerts(spec *olm.ClusterServiceVersionSpec) map[string]ServingCert {
-	deps := WebhookDeployments(spec)
+	deps := ServingDeployments(spec)
 	if len(deps) == 0 {
 		return nil
 	}

@@ -76,16 +76,16 @@ func webhookInput(spec *olm.ClusterServiceVersionSpec, targets ...string) Input 
 }
 
 func TestWebhookNames(t *testing.T) {
-	if got := WebhookDeployments(webhookCSV()); !reflect.DeepEqual(got, []string{"webhook-operator"}) {
-		t.Errorf("WebhookDeployments = %v", got)
+	if got := ServingDeployments(webhookCSV()); !reflect.DeepEqual(got, []string{"webhook-operator"}) {
+		t.Errorf("ServingDeployments = %v", got)
 	}
 	spec := webhookCSV()
 	spec.WebhookDefinitions[1].DeploymentName = "a-operator"
-	if got := WebhookDeployments(spec); !reflect.DeepEqual(got, []string{"a-operator", "webhook-operator"}) {
-		t.Errorf("WebhookDeployments = %v, want sorted and unique", got)
+	if got := ServingDeployments(spec); !reflect.DeepEqual(got, []string{"a-operator", "webhook-operator"}) {
+		t.Errorf("ServingDeployments = %v, want sorted and unique", got)
 	}
-	if got := WebhookDeployments(&olm.ClusterServiceVersionSpec{}); len(got) != 0 {
-		t.Errorf("WebhookDeployments of a CSV without webhooks = %v", got)
+	if got := ServingDeployments(&olm.ClusterServiceVersionSpec{}); len(got) != 0 {
+		t.Errorf("ServingDeployments of a CSV without webhooks = %v", got)
 	}
 	if WebhookServiceName("webhook-operator") != "webhook-operator-service" || WebhookSecretName("webhook-operator") != "webhook-operator-service-cert" {
 		t.Errorf("names: %s, %s", WebhookServiceName("webhook-operator"), WebhookSecretName("webhook-operator"))
@@ -319,7 +319,7 @@ func TestRenderWebhooksApplyOrder(t *testing.T) {
 			kinds = append(kinds, kind)
 		}
 	}
-	want := []string{"ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding", "ConfigMap",
+	want := []string{"ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding", "OperatorCondition", "ConfigMap",
 		"Secret", "Service", "Deployment", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"}
 	if !reflect.DeepEqual(kinds, want) {
 		t.Errorf("apply order = %v\nwant %v", kinds, want)

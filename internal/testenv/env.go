@@ -43,6 +43,12 @@ type Options struct {
 	Progress io.Writer
 	// Nodes is how many fake nodes the full flavour creates (default 1).
 	Nodes int
+	// NodeIP is the address of the fake nodes, and so of hostNetwork pods: a test that
+	// serves what such a pod would serve listens on it. Empty keeps kwok's default.
+	NodeIP string
+	// AggregatorRouting makes the API server call aggregated APIs (and webhooks) at their
+	// Service's endpoints rather than its cluster IP, which nothing routes here.
+	AggregatorRouting bool
 }
 
 // Env is a running control plane.
@@ -138,7 +144,8 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 		// instead of --request-timeout (60s): Stop and RestartAPIServer take seconds, not a
 		// minute, and clients see the restart at once and reconnect.
 		"--shutdown-send-retry-after=true",
-		"--cert-dir="+filepath.Join(e.Dir, "pki")); err != nil {
+		"--cert-dir="+filepath.Join(e.Dir, "pki"),
+		"--enable-aggregator-routing="+strconv.FormatBool(opts.AggregatorRouting)); err != nil {
 		return nil, err
 	}
 	if err := e.waitServing(ctx, 90*time.Second); err != nil {
@@ -164,10 +171,13 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := start("kwok", binKwok,
-			"--kubeconfig="+kc, "--manage-all-nodes=true", "--config="+stages, "--config="+extra,
+		kwokArgs := []string{"--kubeconfig=" + kc, "--manage-all-nodes=true", "--config=" + stages, "--config=" + extra,
 			"--node-lease-duration-seconds=40", "--cidr=10.244.0.0/16",
-			"--server-address=127.0.0.1:"+strconv.Itoa(ports[5])); err != nil {
+			"--server-address=127.0.0.1:" + strconv.Itoa(ports[5])}
+		if opts.NodeIP != "" {
+			kwokArgs = append(kwokArgs, "--node-ip="+opts.NodeIP)
+		}
+		if err := start("kwok", binKwok, kwokArgs...); err != nil {
 			return nil, err
 		}
 		if err := e.waitFull(ctx, opts.Nodes, 120*time.Second); err != nil {

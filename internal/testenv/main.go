@@ -17,11 +17,19 @@ import (
 // cannot start, every test fails with the reason instead of being skipped: a missing
 // control plane is a broken setup, not an excuse.
 func Main(m *testing.M, flavour Flavour, env **Env, setup ...func(*Env) error) int {
+	return MainWith(m, Options{Flavour: flavour}, env, setup...)
+}
+
+// MainWith is Main with options for the control plane (its flavour among them).
+func MainWith(m *testing.M, opts Options, env **Env, setup ...func(*Env) error) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Minute)
 	defer cancel()
-	e, err := Start(ctx, Options{Flavour: flavour, Progress: os.Stderr})
+	if opts.Progress == nil {
+		opts.Progress = os.Stderr
+	}
+	e, err := Start(ctx, opts)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "starting the local control plane (%s): %v\n", flavour, err)
+		fmt.Fprintf(os.Stderr, "starting the local control plane (%s): %v\n", opts.Flavour, err)
 		return 1
 	}
 	defer e.Stop()

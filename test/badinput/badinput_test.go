@@ -32,6 +32,7 @@ package badinput
 //   install-native-api-missing: spec.nativeAPIs names route.openshift.io/v1 Route -> WaitingForNativeAPIs naming it, nothing written, then DeadlineExceeded
 //   upgrade-changes-deployment-selector: 1.1.0 changes the Deployment's selector (immutable) -> the Deployment is replaced, 1.1.0 Succeeded
 //   install-crd-drops-stored-version: the upgrade's CRD drops the stored version v1 -> Blocked CRDPreflightFailed, 1.0.0 runs on
+//   upgrade-crd-drops-old-stored-version: 1.2.0's CRD drops v1alpha1, stored but no longer the storage version -> custom resources migrated to v1, storedVersions [v1], 1.2.0 runs, crdRepairs names it
 //   install-crd-refused: a CRD whose name is not <plural>.<group> -> CRDRefused naming the CRD
 //   install-serviceaccount-missing: serviceAccountName names no ServiceAccount -> InsufficientPermissions, "does not exist", spec.serviceAccountName
 // HTTP catalogs:
@@ -434,6 +435,51 @@ properties:
 		if err := k8s.Get(ctx(), client.ObjectKey{Name: "gadgets." + g}, crd); err != nil || len(crd.Spec.Versions) != 1 || crd.Spec.Versions[0].Name != "v1" {
 			t.Errorf("the CRD was changed by a blocked upgrade: %v %+v", err, crd.Spec.Versions)
 		}
+	}},
+	{name: "upgrade-crd-drops-old-stored-version", run: func(t *testing.T, ns string) {
+		g := group(ns)
+		files := map[string]string{}
+		gadget{pkg: "gadget", version: "1.0.0", group: g, crdVersion: "v1alpha1"}.flat(files, nil)
+		gadget{pkg: "gadget", version: "1.1.0", replaces: "gadget.v1.0.0", group: g, crdVersions: []string{"v1alpha1", "v1"}}.flat(files, nil)
+		gadget{pkg: "gadget", version: "1.2.0", replaces: "gadget.v1.1.0", group: g, crdVersion: "v1"}.flat(files, nil)
+		writeCatalog(t, ns, files)
+		create(t, ns, subscriptionYAML("gadget", `{startingCSV: gadget.1.0.0, catalog: test}`))
+		waitRunning(t, ns, "gadget", "gadget.v1.0.0")
+		create(t, ns, fmt.Sprintf("apiVersion: %s/v1alpha1\nkind: Gadget\nmetadata: {name: old}\nspec: {size: 3, mode: fast}\n", g))
+		patchSub(t, ns, "gadget", func(s *omv1.Subscription) { s.Spec.StartingCSV = "gadget.1.1.0" })
+		waitRunning(t, ns, "gadget", "gadget.v1.1.0")
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := k8s.Get(ctx(), client.ObjectKey{Name: "gadgets." + g}, crd); err != nil || fmt.Sprint(crd.Status.StoredVersions) != "[v1alpha1 v1]" {
+			t.Fatalf("after 1.1.0 the CRD's storedVersions are %v (%v); want [v1alpha1 v1]", crd.Status.StoredVersions, err)
+		}
+		patchSub(t, ns, "gadget", func(s *omv1.Subscription) { s.Spec.StartingCSV = "gadget.1.2.0" })
+		waitRunning(t, ns, "gadget", "gadget.v1.2.0")
+		if err := k8s.Get(ctx(), client.ObjectKey{Name: "gadgets." + g}, crd); err != nil {
+			t.Fatal(err)
+		}
+		var versions []string
+		for _, v := range crd.Spec.Versions {
+			versions = append(versions, v.Name)
+		}
+		if fmt.Sprint(crd.Status.StoredVersions) != "[v1]" || fmt.Sprint(versions) != "[v1]" {
+			t.Errorf("after 1.2.0 the CRD has versions %v, storedVersions %v; want [v1] and [v1]", versions, crd.Status.StoredVersions)
+		}
+		cr := &unstructured.Unstructured{}
+		cr.SetAPIVersion(g + "/v1")
+		cr.SetKind("Gadget")
+		eventually(t, 30*time.Second, "Gadget "+ns+"/old readable at v1", func() bool {
+			return k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "old"}, cr) == nil
+		}, describe(ns))
+		if spec, _, _ := unstructured.NestedMap(cr.Object, "spec"); fmt.Sprint(spec) != "map[mode:fast size:3]" {
+			t.Errorf("the migrated Gadget's spec is %v; want size 3, mode fast", spec)
+		}
+		want := "migrated 1 custom resource to storage version v1 and removed v1alpha1 from status.storedVersions (the new CRD drops it)"
+		eventually(t, 30*time.Second, "CSV gadget.v1.2.0 status.crdRepairs naming the migration", func() bool {
+			csv, err := getCSV(ns, "gadget.v1.2.0")
+			return err == nil && strings.Contains(fmt.Sprint(csv.Status.CRDRepairs), want)
+		}, describe(ns))
+		csv, _ := getCSV(ns, "gadget.v1.2.0")
+		t.Logf("CSV gadget.v1.2.0 status.crdRepairs: %+v", csv.Status.CRDRepairs)
 	}},
 	{name: "install-crd-refused", run: func(t *testing.T, ns string) {
 		g := group(ns)

@@ -421,7 +421,10 @@ type gadget struct {
 	csvName string
 	// group, when set, makes the CSV own the CRD gadgets.<group> (crdVersion, default v1).
 	group, crdVersion string
-	minKube           string
+	// crdVersions, when set, are the CRD's versions instead of crdVersion, all served, the
+	// last one the storage version (and the one the CSV owns).
+	crdVersions []string
+	minKube     string
 	// edit changes the CSV text before it is written (to break it).
 	edit func(string) string
 }
@@ -475,14 +478,20 @@ spec:
 }
 
 func (g gadget) crdv() string {
+	if len(g.crdVersions) > 0 {
+		return g.crdVersions[len(g.crdVersions)-1]
+	}
 	if g.crdVersion == "" {
 		return "v1"
 	}
 	return g.crdVersion
 }
 
-func gadgetCRD(group, version string) string {
-	return fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
+// gadgetCRD is the CRD gadgets.<group> with the versions given, all served, the last one
+// the storage version, each accepting any object.
+func gadgetCRD(group string, versions ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: {name: gadgets.%[1]s}
 spec:
@@ -490,11 +499,23 @@ spec:
   names: {kind: Gadget, listKind: GadgetList, plural: gadgets, singular: gadget}
   scope: Namespaced
   versions:
-  - name: %[2]s
+`, group)
+	for i, v := range versions {
+		fmt.Fprintf(&b, `  - name: %s
     served: true
-    storage: true
+    storage: %t
     schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
-`, group, version)
+`, v, i == len(versions)-1)
+	}
+	return b.String()
+}
+
+// crd is the gadget's CRD: its crdVersions, else its one crdVersion.
+func (g gadget) crd() string {
+	if len(g.crdVersions) > 0 {
+		return gadgetCRD(g.group, g.crdVersions...)
+	}
+	return gadgetCRD(g.group, g.crdv())
 }
 
 // flat adds the gadget in the original flat layout (<pkg>/<version>/), with its CRD when it
@@ -503,7 +524,7 @@ func (g gadget) flat(files map[string]string, extra map[string]string) {
 	dir := g.pkg + "/" + g.version + "/"
 	files[dir+"csv.yaml"] = g.csv()
 	if g.group != "" {
-		files[dir+"crd.yaml"] = gadgetCRD(g.group, g.crdv())
+		files[dir+"crd.yaml"] = g.crd()
 	}
 	for name, data := range extra {
 		files[dir+name] = data
@@ -516,7 +537,7 @@ func (g gadget) bundle(files map[string]string, deps string) {
 	dir := g.pkg + "/" + g.version + "/"
 	files[dir+"manifests/csv.yaml"] = g.csv()
 	if g.group != "" {
-		files[dir+"manifests/crd.yaml"] = gadgetCRD(g.group, g.crdv())
+		files[dir+"manifests/crd.yaml"] = g.crd()
 	}
 	files[dir+"metadata/annotations.yaml"] = fmt.Sprintf(`annotations:
   operators.operatorframework.io.bundle.package.v1: %s

@@ -19,8 +19,8 @@ import (
 
 // tenantNamespace creates a namespace with a CatalogSource of the samples and a
 // ServiceAccount "installer" that may do only namespaced things in that namespace: manage
-// service accounts, roles, role bindings, Deployments, ConfigMaps and Leases there. It
-// cannot create a CRD or anything cluster-wide.
+// service accounts, roles, role bindings, Deployments, ConfigMaps, Leases and
+// OperatorConditions there. It cannot create a CRD or anything cluster-wide.
 func tenantNamespace(t *testing.T, ns string) {
 	t.Helper()
 	newNamespace(t, ns)
@@ -32,6 +32,9 @@ func tenantNamespace(t *testing.T, ns string) {
 			{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: all},
 			{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: all},
 			{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"roles", "rolebindings"}, Verbs: all},
+			// The OperatorCondition of each installed CSV, and the Role granting its operator
+			// get, update and patch on it (RBAC lets one grant only what one holds).
+			{APIGroups: []string{omv1.Group}, Resources: []string{"operatorconditions"}, Verbs: all},
 		}},
 		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "installer", Namespace: ns},
 			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "installer", Namespace: ns}},
@@ -136,8 +139,12 @@ spec: {startingCSV: reloader-operator.0.2.0, catalog: samples, serviceAccountNam
 `)
 	waitReady(t, ns, "reloader", 2*time.Minute)
 	roles := &rbacv1.RoleList{}
-	if err := k8s.List(ctx(), roles, client.InNamespace(ns), client.MatchingLabels{render.LabelOwnerName: "reloader-operator.v0.2.0"}); err != nil || len(roles.Items) != 1 {
+	// Its permissions' Role, and the Role on its own OperatorCondition.
+	if err := k8s.List(ctx(), roles, client.InNamespace(ns), client.MatchingLabels{render.LabelOwnerName: "reloader-operator.v0.2.0"}); err != nil || len(roles.Items) != 2 {
 		t.Errorf("roles of the reloader: %d (%v)", len(roles.Items), err)
+	}
+	if err := k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "reloader-operator.v0.2.0"}, &omv1.OperatorCondition{}); err != nil {
+		t.Errorf("the tenant's installation has no OperatorCondition: %v", err)
 	}
 	if out, err := cli("uninstall", "reloader", "-n", ns, "--wait", "--timeout", "2m"); err != nil {
 		t.Fatalf("uninstall as the tenant: %v\n%s", err, out)

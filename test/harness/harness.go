@@ -51,8 +51,14 @@ type Cluster struct {
 //
 //	func TestMain(m *testing.M) { os.Exit(harness.Main(m, &cluster, startManager)) }
 func Main(m *testing.M, c **Cluster, then ...func(*Cluster) error) int {
+	return MainWith(m, testenv.Options{}, c, then...)
+}
+
+// MainWith is Main with options for the full cluster (node address, aggregator routing).
+func MainWith(m *testing.M, opts testenv.Options, c **Cluster, then ...func(*Cluster) error) int {
 	var env *testenv.Env
-	return testenv.Main(m, testenv.Full, &env, func(e *testenv.Env) error {
+	opts.Flavour = testenv.Full
+	return testenv.MainWith(m, opts, &env, func(e *testenv.Env) error {
 		cl, err := setup(e)
 		if err != nil {
 			return err

@@ -62,6 +62,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=operators.coreos.com.operator-manager.domain,resources=blueprints,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=operators.coreos.com.operator-manager.domain,resources=blueprints/status;blueprints/finalizers,verbs=get;update;patch
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch
+// +kubebuilder:rbac:groups=operators.coreos.com.operator-manager.domain,resources=operatorconditions,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;delete
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=impersonate
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews;selfsubjectaccessreviews,verbs=create
@@ -78,6 +79,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&omv1.Subscription{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 			return []reconcile.Request{{NamespacedName: client.ObjectKeyFromObject(o)}}
 		})).
+		// An operator that turns Upgradeable back to True releases its held upgrade at once.
+		Watches(&omv1.OperatorCondition{}, handler.EnqueueRequestsFromMapFunc(r.blueprintsRunning)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.Workers)}).
 		Named("blueprint").
 		Complete(r)
@@ -89,6 +92,7 @@ type scope struct {
 	sub    *omv1.Subscription // nil when the Blueprint has no Subscription (made by hand)
 	id     identity.Identity  // who installs
 	work   *omv1.Revision     // the revision being carried out
+	hold   *Hold              // the running operator's Upgradeable=False, if it says so
 	now    time.Time
 	result ctrl.Result
 }
@@ -135,19 +139,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		named = s.sub.Spec.ServiceAccountName
 	}
 	s.id = identity.Effective(bp.Namespace, named, r.DefaultServiceAccount)
-	d := Plan(bp, policyOf(s.sub))
+	policy := policyOf(s.sub)
+	hold, err := r.upgradeHold(ctx, bp)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	policy.Hold, s.hold = hold, hold
+	d := Plan(bp, policy)
 	if d.Open != nil {
 		r.open(s, d.Open)
 		d.Work = latest(bp)
 	}
-	var err error
 	if d.Work != nil {
 		s.work = d.Work
 		err = r.carryOut(ctx, s)
 		if err == nil && s.work.Outcome == omv1.OutcomeFailed {
 			// What follows a failure (a retry or a rollback) is opened in the same status
 			// write, so no one watching sees a Failed that is not the outcome.
-			if next := Plan(bp, policyOf(s.sub)); next.Open != nil {
+			if next := Plan(bp, policy); next.Open != nil {
 				r.open(s, next.Open)
 				s.work = latest(bp)
 				r.progressWork(s)
@@ -167,6 +176,42 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}
 	bp.Status.ObservedGeneration = bp.Generation
 	return s.result, nil
+}
+
+// upgradeHold reads what the running operator says about being upgraded, when the
+// Blueprint wants another version: its OperatorCondition (named after its CSV) with an
+// effective Upgradeable=False holds the change.
+func (r *Reconciler) upgradeHold(ctx context.Context, bp *omv1.Blueprint) (*Hold, error) {
+	current := bp.Status.CurrentCSV
+	if current == "" || current == bp.Spec.ClusterServiceVersionName {
+		return nil, nil
+	}
+	oc := &omv1.OperatorCondition{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: bp.Namespace, Name: current}, oc); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	c := oc.Effective(omv1.OperatorConditionUpgradeable)
+	if c == nil || c.Status != metav1.ConditionFalse {
+		return nil, nil
+	}
+	override := meta.FindStatusCondition(oc.Spec.Overrides, omv1.OperatorConditionUpgradeable) != nil
+	return &Hold{OperatorCondition: oc.Name, Override: override, Reason: c.Reason, Message: c.Message}, nil
+}
+
+// blueprintsRunning maps an OperatorCondition to the Blueprints whose running CSV it
+// speaks for.
+func (r *Reconciler) blueprintsRunning(ctx context.Context, o client.Object) []reconcile.Request {
+	list := &omv1.BlueprintList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(o.GetNamespace())); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for _, bp := range list.Items {
+		if bp.Status.CurrentCSV == o.GetName() {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&bp)})
+		}
+	}
+	return out
 }
 
 // policyOf reads the rollback policy of the Subscription (defaults: automatic rollback on,

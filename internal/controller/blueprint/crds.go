@@ -5,8 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -31,6 +33,10 @@ import (
 const (
 	AnnotationCRDPackage = "operator-manager.domain/crd-package"
 	AnnotationCRDVersion = "operator-manager.domain/crd-version"
+	// AnnotationCRDMigration on an applied CRD says which storage version migration was
+	// carried out before it was applied (crdsafety.Migration), for the CSV's crdRepairs.
+	// The next version's apply, which does not carry it, removes it.
+	AnnotationCRDMigration = "operator-manager.domain/crd-storage-migration"
 )
 
 // checkAccess asks the API server whether the installing identity may make every write
@@ -156,21 +162,29 @@ func (r *Reconciler) planCRDs(ctx context.Context, s *scope, content *catalog.Bu
 }
 
 // applyCRDs runs the preflight on every CRD to write before changing any (stored versions
-// kept, existing custom resources still valid, listed as the installing identity), applies
-// them as that identity and waits until each is Established. A CRD is never deleted here.
+// kept, existing custom resources still valid, listed as the installing identity), then
+// carries out the storage version migrations the preflights asked for (a CRD dropping an
+// old stored version: its custom resources rewritten in the storage version, the version
+// removed from status.storedVersions), applies the CRDs as that identity and waits until
+// each is Established. A CRD is never deleted here.
 func (r *Reconciler) applyCRDs(ctx context.Context, s *scope, content *catalog.BundleContent, plan []crdStep) ([]omv1alpha1.CRDRepair, bool, error) {
-	var repairs []omv1alpha1.CRDRepair
 	dyn, err := r.Identities.Dynamic(s.id)
 	if err != nil {
 		return nil, false, err
 	}
-	for _, st := range plan {
-		if len(st.changes) > 0 {
-			repairs = append(repairs, omv1alpha1.CRDRepair{Name: st.crd.Name, Changes: st.changes})
-		}
+	type migration struct {
+		step int
+		live *apiextensionsv1.CustomResourceDefinition
+		plan *crdsafety.Migration
+	}
+	var migrations []migration
+	for i, st := range plan {
 		if !st.write {
 			if st.live.Annotations[omv1.AnnotationCRDHash] != st.hash {
 				r.event(s.bp, false, "CRDKept", "Kept CRD %s from the newer version while changing to %s", st.crd.Name, content.CSV.Name)
+			} else if done := st.live.Annotations[AnnotationCRDMigration]; done != "" {
+				// applied by an earlier pass of this version, after migrating: still recorded
+				plan[i].changes = append(plan[i].changes, done)
 			}
 			continue
 		}
@@ -182,7 +196,7 @@ func (r *Reconciler) applyCRDs(ctx context.Context, s *scope, content *catalog.B
 		if r.checked.has(key) {
 			continue
 		}
-		_, v, err := crdsafety.Preflight(ctx, r.APIReader, dyn, st.crd)
+		live, m, v, err := crdsafety.Preflight(ctx, r.APIReader, dyn, st.crd)
 		if err != nil {
 			if refusal := kubeapply.Classify(err); refusal.Reason == omv1.ReasonInsufficientPermissions {
 				r.block(s, omv1.ReasonInsufficientPermissions, fmt.Sprintf("%s may not read the custom resources the CRD preflight of %s must check: %v; nothing was changed", s.id, st.crd.Name, err))
@@ -194,11 +208,52 @@ func (r *Reconciler) applyCRDs(ctx context.Context, s *scope, content *catalog.B
 			r.block(s, omv1.ReasonCRDPreflightFailed, v.Error()+"; nothing was changed")
 			return nil, true, nil
 		}
+		if m != nil {
+			// Not remembered as passed: until the migration is done, every pass must find
+			// it again. Once done, the live CRD has a new resourceVersion (its status).
+			migrations = append(migrations, migration{step: i, live: live, plan: m})
+			continue
+		}
 		r.checked.add(key)
 	}
 	cl, err := r.Identities.For(s.id)
 	if err != nil {
 		return nil, false, err
+	}
+	for _, mg := range migrations {
+		st := &plan[mg.step]
+		n, err := crdsafety.Migrate(ctx, cl, dyn, mg.live, mg.plan)
+		if err != nil {
+			refusal := kubeapply.Classify(err)
+			if !refusal.Permanent {
+				return nil, false, fmt.Errorf("migrating the custom resources of CRD %s to storage version %s: %w", st.crd.Name, mg.plan.StorageVersion, err)
+			}
+			what := fmt.Sprintf("the storage version migration CRD %s needs before %s drops %s from its stored versions (every custom resource rewritten unchanged in storage version %s, then status.storedVersions updated)",
+				st.crd.Name, content.CSV.Name, strings.Join(mg.plan.Drop, ", "), mg.plan.StorageVersion)
+			if refusal.Reason == omv1.ReasonInsufficientPermissions {
+				lacks := "make a write"
+				if step := (*crdsafety.StepError)(nil); errors.As(err, &step) {
+					lacks = step.Verb + " " + step.Resource
+				}
+				r.block(s, omv1.ReasonInsufficientPermissions, fmt.Sprintf("%s may not %s, which %s needs: %v; custom resources rewritten so far are unchanged, nothing else was changed",
+					s.id, lacks, what, err))
+			} else {
+				r.block(s, omv1.ReasonCRDPreflightFailed, fmt.Sprintf("the API server refused %s: %v; custom resources rewritten so far are unchanged, nothing else was changed", what, err))
+			}
+			return nil, true, nil
+		}
+		done := mg.plan.Describe(n)
+		st.changes = append(st.changes, done)
+		// Kept on the applied CRD, so a later pass of this version (the CSV not yet
+		// applied when the reconcile is retried) still records the migration.
+		st.crd.Annotations[AnnotationCRDMigration] = done
+		r.event(s.bp, false, "CRDStorageMigrated", "CRD %s: %s, before changing to %s", st.crd.Name, done, content.CSV.Name)
+	}
+	var repairs []omv1alpha1.CRDRepair
+	for _, st := range plan {
+		if len(st.changes) > 0 {
+			repairs = append(repairs, omv1alpha1.CRDRepair{Name: st.crd.Name, Changes: st.changes})
+		}
 	}
 	for _, st := range plan {
 		if !st.write {

@@ -15,6 +15,19 @@ type Policy struct {
 	// ManualApproval makes a version change of a running operator wait for
 	// spec.approved. A first install does not wait: there is nothing to protect yet.
 	ManualApproval bool
+	// Hold, when set, is the running operator saying it may not be upgraded now (its
+	// OperatorCondition Upgradeable=False): an upgrade waits, a rollback or a downgrade
+	// a person asked for does not.
+	Hold *Hold
+}
+
+// Hold is an operator's Upgradeable=False, as read from its OperatorCondition.
+type Hold struct {
+	// OperatorCondition is the name of the object that says so (the running CSV's).
+	OperatorCondition string
+	// Override is true when an administrator's spec.overrides says it, not the operator.
+	Override        bool
+	Reason, Message string
 }
 
 // Decision is what a Blueprint must do next.
@@ -25,7 +38,7 @@ type Decision struct {
 	// there is nothing to do.
 	Work *omv1.Revision
 	// Settled is the phase when there is nothing to do: Succeeded, RolledBack, Failed,
-	// Blocked or WaitingForApproval.
+	// Blocked, WaitingForApproval or UpgradeHeld.
 	Settled omv1.BlueprintPhase
 }
 
@@ -71,6 +84,9 @@ func Plan(bp *omv1.Blueprint, p Policy) Decision {
 		version, digest := Target(bp)
 		if trigger != omv1.TriggerInstall && older(version, bp.Status.CurrentVersion) {
 			trigger = omv1.TriggerDowngrade
+		}
+		if trigger == omv1.TriggerUpgrade && p.Hold != nil && bp.Status.CurrentCSV != target {
+			return Decision{Settled: omv1.BlueprintUpgradeHeld}
 		}
 		return open(bp, target, version, digest, trigger)
 	}

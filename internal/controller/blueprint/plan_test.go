@@ -20,6 +20,7 @@ func bp(g int64, target, current string, history ...omv1.Revision) *omv1.Bluepri
 
 func TestPlan(t *testing.T) {
 	auto := Policy{AutoRollback: true}
+	held := Policy{AutoRollback: true, Hold: &Hold{OperatorCondition: "a.v1", Reason: "Migrating", Message: "a data migration runs"}}
 	cases := []struct {
 		name    string
 		bp      *omv1.Blueprint
@@ -66,6 +67,28 @@ func TestPlan(t *testing.T) {
 			return b
 		}(), Policy{AutoRollback: true, ManualApproval: true}, &omv1.Revision{Revision: 2, CSVName: "a.v2", Trigger: omv1.TriggerUpgrade}, 2, ""},
 		{"manual approval: a first install does not wait", bp(1, "a.v1", ""), Policy{ManualApproval: true},
+			&omv1.Revision{Revision: 1, CSVName: "a.v1", Trigger: omv1.TriggerInstall}, 1, ""},
+		{"not upgradeable: an upgrade is held", bp(2, "a.v2", "a.v1", rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded)),
+			held, nil, 0, omv1.BlueprintUpgradeHeld},
+		{"not upgradeable: approval is asked first, then the hold", bp(2, "a.v2", "a.v1", rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded)),
+			Policy{AutoRollback: true, ManualApproval: true, Hold: held.Hold}, nil, 0, omv1.BlueprintWaitingForApproval},
+		{"not upgradeable: approved, still held", func() *omv1.Blueprint {
+			b := bp(2, "a.v2", "a.v1", rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded))
+			b.Spec.Approved = true
+			return b
+		}(), Policy{AutoRollback: true, ManualApproval: true, Hold: held.Hold}, nil, 0, omv1.BlueprintUpgradeHeld},
+		{"not upgradeable: a downgrade a person asked for goes", func() *omv1.Blueprint {
+			b := bp(3, "a.v1", "a.v2", rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded),
+				rev(2, 2, "a.v2", omv1.TriggerUpgrade, omv1.OutcomeSucceeded))
+			b.Spec.Version, b.Status.CurrentVersion = "1.0.0", "2.0.0"
+			return b
+		}(), held, &omv1.Revision{Revision: 3, CSVName: "a.v1", Trigger: omv1.TriggerDowngrade}, 3, ""},
+		{"not upgradeable: a failed upgrade still rolls back", bp(2, "a.v2", "a.v1", rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded),
+			rev(2, 2, "a.v2", omv1.TriggerUpgrade, omv1.OutcomeFailed)), held,
+			&omv1.Revision{Revision: 3, CSVName: "a.v1", Trigger: omv1.TriggerRollback}, 3, ""},
+		{"not upgradeable: an upgrade under way is carried on", bp(2, "a.v2", "a.v1", rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded),
+			rev(2, 2, "a.v2", omv1.TriggerUpgrade, omv1.OutcomePending)), held, nil, 2, ""},
+		{"not upgradeable: a first install is not held", bp(1, "a.v1", ""), held,
 			&omv1.Revision{Revision: 1, CSVName: "a.v1", Trigger: omv1.TriggerInstall}, 1, ""},
 		{"blocked stays blocked", bp(2, "a.v2", "a.v1", rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded),
 			rev(2, 2, "a.v2", omv1.TriggerUpgrade, omv1.OutcomeBlocked)), auto, nil, 0, omv1.BlueprintBlocked},

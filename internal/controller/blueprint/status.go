@@ -147,7 +147,7 @@ func (r *Reconciler) settle(ctx context.Context, s *scope, phase omv1.BlueprintP
 	}
 	bp.Status.Phase = phase
 	setCondition(bp, omv1.ConditionProgressing, metav1.ConditionFalse, string(phase), "nothing in progress")
-	if phase != omv1.BlueprintWaitingForApproval {
+	if phase != omv1.BlueprintWaitingForApproval && phase != omv1.BlueprintUpgradeHeld {
 		meta.RemoveStatusCondition(&bp.Status.Conditions, omv1.ConditionUpgradePending)
 	}
 	runs := bp.Status.CurrentCSV != ""
@@ -179,6 +179,13 @@ func (r *Reconciler) settle(ctx context.Context, s *scope, phase omv1.BlueprintP
 		}
 		setCondition(bp, omv1.ConditionUpgradePending, metav1.ConditionTrue, omv1.ReasonWaitingForApproval, msg)
 		setReady(bp, metav1.ConditionFalse, omv1.ReasonWaitingForApproval, msg)
+	case omv1.BlueprintUpgradeHeld:
+		msg := holdMessage(bp, s.hold)
+		if c := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionUpgradePending); c == nil || c.Message != msg {
+			r.event(bp, false, omv1.ReasonOperatorNotUpgradeable, "%s", msg)
+		}
+		setCondition(bp, omv1.ConditionUpgradePending, metav1.ConditionTrue, omv1.ReasonOperatorNotUpgradeable, msg)
+		setReady(bp, metav1.ConditionFalse, omv1.ReasonOperatorNotUpgradeable, msg)
 	}
 	if !runs {
 		return nil
@@ -193,6 +200,25 @@ func (r *Reconciler) settle(ctx context.Context, s *scope, phase omv1.BlueprintP
 		return r.retire(ctx, s)
 	}
 	return nil
+}
+
+// holdMessage says who holds the upgrade, why, and what releases it.
+func holdMessage(bp *omv1.Blueprint, h *Hold) string {
+	if h == nil {
+		return fmt.Sprintf("%s waits: %s is not upgradeable", bp.Spec.ClusterServiceVersionName, bp.Status.CurrentCSV)
+	}
+	who := fmt.Sprintf("%s says it may not be upgraded now", bp.Status.CurrentCSV)
+	field := "spec.conditions"
+	if h.Override {
+		who = fmt.Sprintf("an administrator's override says %s may not be upgraded now", bp.Status.CurrentCSV)
+		field = "spec.overrides"
+	}
+	why := h.Reason
+	if h.Message != "" {
+		why += ": " + h.Message
+	}
+	return fmt.Sprintf("%s (OperatorCondition %s %s Upgradeable=False, %s); %s waits until it turns True",
+		who, h.OperatorCondition, field, why, bp.Spec.ClusterServiceVersionName)
 }
 
 // failedReason is the reason of the newest failed revision.

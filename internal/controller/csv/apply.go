@@ -2,6 +2,9 @@ package csv
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -16,8 +19,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -146,10 +151,38 @@ func entryOf(u *unstructured.Unstructured) omv1alpha1.InventoryEntry {
 // fingerprint is what tells a hand edit: a Deployment's generation (its status changes
 // all the time, its spec only when someone changes it), other kinds' resourceVersion.
 func fingerprint(kind string, o metav1.Object) string {
+	if kind == "OperatorCondition" {
+		// The operator writes its conditions there: only its deletion is drift.
+		return ""
+	}
 	if kind == "Deployment" {
 		return "generation:" + strconv.FormatInt(o.GetGeneration(), 10)
 	}
+	if kind == "APIService" {
+		// The aggregator writes its status all the time, and its spec has no generation.
+		return specDigest(o)
+	}
 	return "resourceVersion:" + o.GetResourceVersion()
+}
+
+// specDigest is a digest of an object's spec, typed or unstructured alike.
+func specDigest(o metav1.Object) string {
+	var spec any
+	if u, ok := o.(*unstructured.Unstructured); ok {
+		spec = u.Object["spec"]
+	} else if ro, ok := o.(runtime.Object); ok {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ro)
+		if err != nil {
+			return ""
+		}
+		spec = m["spec"]
+	}
+	data, err := json.Marshal(spec)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(data)
+	return "spec:" + hex.EncodeToString(sum[:8])
 }
 
 // watchedKinds are the installed kinds the manager caches (restricted to its own objects
@@ -165,6 +198,8 @@ var watchedKinds = map[string]func() client.Object{
 	// A webhook configuration deleted by hand silently turns validation off: restored at once.
 	"ValidatingWebhookConfiguration": func() client.Object { return &admissionregistrationv1.ValidatingWebhookConfiguration{} },
 	"MutatingWebhookConfiguration":   func() client.Object { return &admissionregistrationv1.MutatingWebhookConfiguration{} },
+	// So is an APIService: without it the operator's API is gone.
+	"APIService": func() client.Object { return &apiregistrationv1.APIService{} },
 }
 
 // deepChecks remembers when each CSV last had the kinds that are not watched read back.

@@ -72,6 +72,9 @@ func (r *Reconciler) build(ctx context.Context, s *scope) (bool, error) {
 		return true, nil
 	}
 	s.deploys, s.conversions = objs.Deployments, objs.Conversions
+	for _, a := range objs.APIServices {
+		s.apiServices = append(s.apiServices, a.Name)
+	}
 	s.objects = objs.InApplyOrder()
 	for _, obj := range s.objects {
 		if obj.GetNamespace() == csv.Namespace {

@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -79,6 +80,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings;clusterroles;clusterrolebindings,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations;mutatingwebhookconfigurations,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apiregistration.k8s.io,resources=apiservices,verbs=get;list;watch
 
 // SetupWithManager registers the controller. It owns the Deployments it creates and
 // watches the other objects it installs (by their owner annotation, which cluster-scoped
@@ -100,6 +102,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&rbacv1.ClusterRoleBinding{}, byOwner).
 		Watches(&admissionregistrationv1.ValidatingWebhookConfiguration{}, byOwner).
 		Watches(&admissionregistrationv1.MutatingWebhookConfiguration{}, byOwner).
+		// An owned APIService: its Available condition is part of the health, and one
+		// deleted by hand would take the operator's API away.
+		Watches(&apiregistrationv1.APIService{}, byOwner).
 		Watches(&omv1.Subscription{}, handler.EnqueueRequestsFromMapFunc(r.csvsOfSubscription)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.Workers)}).
 		Named("clusterserviceversion").
@@ -172,6 +177,8 @@ type scope struct {
 	id      identity.Identity
 	objects []client.Object // rendered, in apply order
 	deploys []*appsv1.Deployment
+	// apiServices are the CSV's owned APIServices, whose availability is part of its health.
+	apiServices []string
 	// conversions are the CRDs whose conversion webhook this CSV's operator serves.
 	conversions []render.CRDConversion
 	// renewCerts is when the first serving certificate of the CSV falls due for

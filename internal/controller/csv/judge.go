@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -47,6 +48,18 @@ func (r *Reconciler) judge(ctx context.Context, s *scope) (bool, error) {
 		}
 		in.Started, in.Timeout, in.Now = started, timeout, s.now
 		verdicts = append(verdicts, health.Deployment(*in))
+	}
+	// Owned APIServices: read from the cache (they are watched, so an Available change
+	// arrives as an event).
+	for _, name := range s.apiServices {
+		a := &apiregistrationv1.APIService{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, a); err != nil {
+			if !apierrors.IsNotFound(err) {
+				return true, err
+			}
+			a = nil
+		}
+		verdicts = append(verdicts, health.APIService(name, a))
 	}
 	v := health.Operator(verdicts)
 	st := &csv.Status

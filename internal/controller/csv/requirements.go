@@ -8,11 +8,14 @@ import (
 	olm "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
+	"github.com/operator-manager/operator-manager/internal/health"
 	"github.com/operator-manager/operator-manager/internal/nativeapi"
+	"github.com/operator-manager/operator-manager/internal/render"
 )
 
 // Reasons of CSV phases.
@@ -66,6 +69,34 @@ func (r *Reconciler) requirements(ctx context.Context, s *scope) (bool, error) {
 		if err := check(d); err != nil {
 			return true, err
 		}
+	}
+	// Required APIServices: registered and Available, read directly (they are not the
+	// manager's, so not in its cache).
+	for i, d := range s.csv.Spec.APIServiceDefinitions.Required {
+		if d.Group == "" || d.Version == "" {
+			missing = append(missing, fmt.Sprintf("spec.apiservicedefinitions.required[%d] names no group and version", i))
+			continue
+		}
+		name := render.APIServiceName(d.Group, d.Version)
+		st := olm.RequirementStatus{Group: "apiregistration.k8s.io", Version: "v1", Kind: "APIService", Name: name}
+		a := &apiregistrationv1.APIService{}
+		err := r.APIReader.Get(ctx, client.ObjectKey{Name: name}, a)
+		switch {
+		case apierrors.IsNotFound(err):
+			st.Status, st.Message = olm.RequirementStatusReasonNotPresent, "APIService is not present"
+		case err != nil:
+			return true, err
+		default:
+			if v := health.APIService(name, a); v.State == health.Healthy {
+				st.Status, st.Message = olm.RequirementStatusReasonPresent, "APIService is present and Available"
+			} else {
+				st.Status, st.Message = olm.RequirementStatusReasonNotAvailable, v.Message
+			}
+		}
+		if st.Status != olm.RequirementStatusReasonPresent {
+			missing = append(missing, fmt.Sprintf("APIService %s (%s)", name, st.Message))
+		}
+		status = append(status, st)
 	}
 	// Native APIs (spec.nativeAPIs): kinds the cluster itself must serve.
 	native, err := nativeapi.Missing(r.Client.RESTMapper(), s.csv.Spec.NativeAPIs)

@@ -32,7 +32,7 @@ const ConversionFieldOwner = config.FieldOwner + "-conversion"
 // so the pods, unchanged; a new one changes the pod template's hash annotation, which
 // rolls the pods onto it.
 func (r *Reconciler) webhookCerts(ctx context.Context, s *scope) (map[string]render.ServingCert, error) {
-	deps := render.WebhookDeployments(&s.csv.Spec.ClusterServiceVersionSpec)
+	deps := render.ServingDeployments(&s.csv.Spec.ClusterServiceVersionSpec)
 	if len(deps) == 0 {
 		return nil, nil
 	}

@@ -54,7 +54,7 @@ func (r *Reconciler) mirror(sub *omv1.Subscription, bp *omv1.Blueprint) {
 	} else {
 		removeCondition(sub, omv1.ConditionBlocked)
 	}
-	if up := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionUpgradePending); up != nil && bp.Status.Phase == omv1.BlueprintWaitingForApproval {
+	if up := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionUpgradePending); up != nil && (bp.Status.Phase == omv1.BlueprintWaitingForApproval || bp.Status.Phase == omv1.BlueprintUpgradeHeld) {
 		setCondition(sub, omv1.ConditionUpgradePending, true, up.Reason, up.Message)
 	} else {
 		removeCondition(sub, omv1.ConditionUpgradePending)
@@ -68,7 +68,7 @@ func (r *Reconciler) mirror(sub *omv1.Subscription, bp *omv1.Blueprint) {
 		setCondition(sub, omv1.ConditionHealthy, false, fallbackReason, fallbackMsg)
 	}
 	switch bp.Status.Phase {
-	case omv1.BlueprintWaitingForApproval, omv1.BlueprintSucceeded:
+	case omv1.BlueprintWaitingForApproval, omv1.BlueprintUpgradeHeld, omv1.BlueprintSucceeded:
 		setCondition(sub, omv1.ConditionInstalled, true, omv1.ReasonSucceeded, bp.Status.CurrentCSV+" is installed")
 		healthy(conditionReason(ready), conditionMessage(ready))
 	case omv1.BlueprintRolledBack:

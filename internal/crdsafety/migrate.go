@@ -1,0 +1,89 @@
+package crdsafety
+
+import (
+	"context"
+	"fmt"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// maxListRestarts bounds how often a migration lists its custom resources from the start
+// again when a continue token expires (etcd compacted under a long walk).
+const maxListRestarts = 3
+
+// StepError is a step of a storage version migration the API server refused: the verb,
+// the resource and, for one custom resource, its "namespace/name".
+type StepError struct {
+	Verb     string
+	Resource string
+	Object   string
+	Err      error
+}
+
+func (e *StepError) Error() string {
+	if e.Object != "" {
+		return fmt.Sprintf("%s %s %s: %v", e.Verb, e.Resource, e.Object, e.Err)
+	}
+	return fmt.Sprintf("%s %s: %v", e.Verb, e.Resource, e.Err)
+}
+
+func (e *StepError) Unwrap() error { return e.Err }
+
+// Migrate carries out m on the cluster, as kube-storage-version-migrator does: every
+// custom resource of the CRD is listed at the live storage version (page by page) and
+// updated unchanged, with its resourceVersion, so the API server writes it again encoded
+// in the storage version; then the dropped versions are removed from the live CRD's
+// status.storedVersions, with live's resourceVersion as precondition (a CRD changed in
+// between is a Conflict, returned). c and dyn act as the installing identity. A custom
+// resource someone else rewrote (Conflict) or deleted (NotFound) meanwhile counts as
+// migrated: any write since the storage version became current was encoded in it. It
+// returns how many custom resources it rewrote; any other refusal stops it, as a
+// *StepError.
+func Migrate(ctx context.Context, c client.Client, dyn dynamic.Interface, live *apiextensionsv1.CustomResourceDefinition, m *Migration) (int, error) {
+	gvr := schema.GroupVersionResource{Group: live.Spec.Group, Version: m.StorageVersion, Resource: live.Spec.Names.Plural}
+	resource := gvr.Resource + "." + gvr.Group
+	rewritten, restarts := 0, 0
+	opts := metav1.ListOptions{Limit: pageSize}
+	for {
+		list, err := dyn.Resource(gvr).List(ctx, opts)
+		if apierrors.IsResourceExpired(err) && opts.Continue != "" && restarts < maxListRestarts {
+			restarts++
+			opts.Continue = "" // rewriting an object twice writes nothing the second time
+			continue
+		}
+		if err != nil {
+			return rewritten, &StepError{Verb: "list", Resource: resource, Err: err}
+		}
+		for i := range list.Items {
+			o := &list.Items[i]
+			var ri dynamic.ResourceInterface = dyn.Resource(gvr)
+			name := o.GetName()
+			if ns := o.GetNamespace(); ns != "" {
+				ri, name = dyn.Resource(gvr).Namespace(ns), ns+"/"+name
+			}
+			_, err := ri.Update(ctx, o, metav1.UpdateOptions{})
+			switch {
+			case err == nil:
+				rewritten++
+			case apierrors.IsConflict(err), apierrors.IsNotFound(err):
+				// rewritten or deleted by someone else since the list: nothing left in a dropped version
+			default:
+				return rewritten, &StepError{Verb: "update", Resource: resource, Object: name, Err: err}
+			}
+		}
+		if opts.Continue = list.GetContinue(); opts.Continue == "" {
+			break
+		}
+	}
+	updated := live.DeepCopy() // with live's resourceVersion: the update's precondition
+	updated.Status.StoredVersions = m.StoredVersions
+	if err := c.Status().Update(ctx, updated); err != nil {
+		return rewritten, &StepError{Verb: "update", Resource: "customresourcedefinitions/status", Object: live.Name, Err: err}
+	}
+	return rewritten, nil
+}
