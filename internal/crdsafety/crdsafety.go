@@ -66,6 +66,12 @@ type Migration struct {
 	Drop []string
 	// StoredVersions is status.storedVersions once the custom resources are rewritten.
 	StoredVersions []string
+	// SwitchFrom, when set, is the live storage version, which the new CRD drops. It is
+	// moved off only while no custom resource exists (Preflight checks; nothing is lost
+	// then): the live CRD is first updated to store in StorageVersion, defined as the new
+	// CRD defines it (Switch), with SwitchFrom still served.
+	SwitchFrom string
+	Switch     *apiextensionsv1.CustomResourceDefinitionVersion
 }
 
 // Describe says in words what the migration did, for n custom resources rewritten.
@@ -78,17 +84,43 @@ func (m *Migration) Describe(n int) string {
 	if n == 1 {
 		resources = "custom resource"
 	}
+	if m.SwitchFrom != "" {
+		return fmt.Sprintf("switched the storage version from %s to %s while no custom resource existed, migrated %d %s and removed %s from status.storedVersions (the new CRD drops %s)",
+			m.SwitchFrom, m.StorageVersion, n, resources, strings.Join(m.Drop, ", "), it)
+	}
 	return fmt.Sprintf("migrated %d %s to storage version %s and removed %s from status.storedVersions (the new CRD drops %s)",
 		n, resources, m.StorageVersion, strings.Join(m.Drop, ", "), it)
+}
+
+// Intermediate is the live CRD changed to store in m.StorageVersion (as the new CRD
+// defines it), every other version kept as it is: the step between a live CRD and a new
+// one that drops the live storage version.
+func (m *Migration) Intermediate(live *apiextensionsv1.CustomResourceDefinition) *apiextensionsv1.CustomResourceDefinition {
+	out := live.DeepCopy()
+	found := false
+	for i := range out.Spec.Versions {
+		v := &out.Spec.Versions[i]
+		v.Storage = v.Name == m.StorageVersion
+		if v.Storage {
+			found, v.Served = true, true
+		}
+	}
+	if !found && m.Switch != nil {
+		v := *m.Switch.DeepCopy()
+		v.Storage, v.Served = true, true
+		out.Spec.Versions = append(out.Spec.Versions, v)
+	}
+	return out
 }
 
 // Plan says what a new CRD's stored versions need before it replaces live: nothing (both
 // nil), a storage version migration, or a refusal. The dropped stored versions are
 // migrated away only when none of them is the live storage version, the live CRD serves
 // that version and the new CRD keeps it: the custom resources stored in a dropped version
-// can then be rewritten in the storage version first. Dropping the storage version itself, or
-// moving off it, is refused as StoredVersions refuses it: nothing the manager can do keeps
-// those objects readable.
+// can then be rewritten in the storage version first. A new CRD that drops the live
+// storage version itself gets a migration that switches the storage version first
+// (SwitchFrom), which Preflight allows only while no custom resource exists: existing
+// objects would have to be converted, which only the operator knows how to do.
 func Plan(live, next *apiextensionsv1.CustomResourceDefinition) (*Migration, *Violation) {
 	refusal := StoredVersions(live, next)
 	if refusal == nil {
@@ -104,10 +136,18 @@ func Plan(live, next *apiextensionsv1.CustomResourceDefinition) (*Migration, *Vi
 	for _, v := range next.Spec.Versions {
 		kept[v.Name] = true
 	}
-	if storage == "" || !kept[storage] {
-		return nil, refusal
-	}
 	m := &Migration{CRD: live.Name, StorageVersion: storage}
+	if storage == "" || !kept[storage] {
+		for i := range next.Spec.Versions {
+			if v := &next.Spec.Versions[i]; v.Storage {
+				m.StorageVersion, m.Switch = v.Name, v.DeepCopy()
+			}
+		}
+		if storage == "" || m.Switch == nil {
+			return nil, refusal
+		}
+		m.SwitchFrom = storage
+	}
 	for _, v := range live.Status.StoredVersions {
 		if kept[v] {
 			m.StoredVersions = append(m.StoredVersions, v)
@@ -115,9 +155,9 @@ func Plan(live, next *apiextensionsv1.CustomResourceDefinition) (*Migration, *Vi
 			m.Drop = append(m.Drop, v)
 		}
 	}
-	if !slices.Contains(m.StoredVersions, storage) {
+	if !slices.Contains(m.StoredVersions, m.StorageVersion) {
 		// The API server lists the storage version once anything is written in it.
-		m.StoredVersions = append(m.StoredVersions, storage)
+		m.StoredVersions = append(m.StoredVersions, m.StorageVersion)
 	}
 	return m, nil
 }

@@ -110,12 +110,20 @@ func TestPlan(t *testing.T) {
 		{name: "storage version missing from storedVersions (status edited)",
 			live: storageCRD([]string{"v1alpha1", "v1"}, "v1", "v1alpha1"), next: storageCRD([]string{"v1"}, "v1"),
 			want: &Migration{CRD: "caches.example.com", StorageVersion: "v1", Drop: []string{"v1alpha1"}, StoredVersions: []string{"v1"}}},
+		// Dropping the storage version itself: the storage version is switched first, which
+		// Preflight allows only while no custom resource exists.
 		{name: "the storage version dropped",
-			live: storageCRD([]string{"v1"}, "v1", "v1"), next: storageCRD([]string{"v2"}, "v2"), refused: "v1"},
+			live: storageCRD([]string{"v1"}, "v1", "v1"), next: storageCRD([]string{"v2"}, "v2"),
+			want: &Migration{CRD: "caches.example.com", StorageVersion: "v2", SwitchFrom: "v1", Drop: []string{"v1"}, StoredVersions: []string{"v2"}}},
 		{name: "the storage version and an old one dropped",
-			live: storageCRD([]string{"v1alpha1", "v1"}, "v1", "v1alpha1", "v1"), next: storageCRD([]string{"v2"}, "v2"), refused: "v1alpha1"},
+			live: storageCRD([]string{"v1alpha1", "v1"}, "v1", "v1alpha1", "v1"), next: storageCRD([]string{"v2"}, "v2"),
+			want: &Migration{CRD: "caches.example.com", StorageVersion: "v2", SwitchFrom: "v1", Drop: []string{"v1alpha1", "v1"}, StoredVersions: []string{"v2"}}},
 		{name: "an old stored version dropped, the storage version not kept",
-			live: storageCRD([]string{"v1alpha1", "v1"}, "v1", "v1alpha1"), next: storageCRD([]string{"v2"}, "v2"), refused: "v1alpha1"},
+			live: storageCRD([]string{"v1alpha1", "v1"}, "v1", "v1alpha1"), next: storageCRD([]string{"v2"}, "v2"),
+			want: &Migration{CRD: "caches.example.com", StorageVersion: "v2", SwitchFrom: "v1", Drop: []string{"v1alpha1"}, StoredVersions: []string{"v2"}}},
+		{name: "the storage version dropped, the new CRD stores in a version the live one serves",
+			live: storageCRD([]string{"v1", "v2"}, "v1", "v1"), next: storageCRD([]string{"v2"}, "v2"),
+			want: &Migration{CRD: "caches.example.com", StorageVersion: "v2", SwitchFrom: "v1", Drop: []string{"v1"}, StoredVersions: []string{"v2"}}},
 		{name: "the live storage version not served",
 			live: func() *apiextensionsv1.CustomResourceDefinition {
 				c := storageCRD([]string{"v1alpha1", "v1"}, "v1", "v1alpha1", "v1")
@@ -139,6 +147,25 @@ func TestPlan(t *testing.T) {
 			if v != nil {
 				t.Fatalf("refused: %v", v)
 			}
+			if tc.want != nil && tc.want.SwitchFrom != "" {
+				// The version switched to is defined as the new CRD defines it.
+				if m.Switch == nil || m.Switch.Name != tc.want.StorageVersion || !m.Switch.Storage {
+					t.Fatalf("switch to %+v; want the new CRD's %s", m.Switch, tc.want.StorageVersion)
+				}
+				mid := m.Intermediate(tc.live)
+				var storage []string
+				served := map[string]bool{}
+				for _, v := range mid.Spec.Versions {
+					if v.Storage {
+						storage = append(storage, v.Name)
+					}
+					served[v.Name] = v.Served
+				}
+				if !reflect.DeepEqual(storage, []string{tc.want.StorageVersion}) || !served[tc.want.SwitchFrom] || !served[tc.want.StorageVersion] {
+					t.Errorf("intermediate CRD versions %+v: want %s the storage version, %s still served", mid.Spec.Versions, tc.want.StorageVersion, tc.want.SwitchFrom)
+				}
+				m.Switch = nil
+			}
 			if !reflect.DeepEqual(m, tc.want) {
 				t.Fatalf("got %+v; want %+v", m, tc.want)
 			}
@@ -149,6 +176,10 @@ func TestPlan(t *testing.T) {
 func TestMigrationDescribe(t *testing.T) {
 	m := &Migration{StorageVersion: "v1", Drop: []string{"v1alpha1"}}
 	if got, want := m.Describe(3), "migrated 3 custom resources to storage version v1 and removed v1alpha1 from status.storedVersions (the new CRD drops it)"; got != want {
+		t.Errorf("got %q; want %q", got, want)
+	}
+	m = &Migration{StorageVersion: "v1beta1", SwitchFrom: "v1alpha1", Drop: []string{"v1alpha1"}}
+	if got, want := m.Describe(0), "switched the storage version from v1alpha1 to v1beta1 while no custom resource existed, migrated 0 custom resources and removed v1alpha1 from status.storedVersions (the new CRD drops it)"; got != want {
 		t.Errorf("got %q; want %q", got, want)
 	}
 }

@@ -38,6 +38,26 @@ func Preflight(ctx context.Context, r client.Reader, dyn dynamic.Interface, next
 	if v != nil {
 		return live, nil, v, nil
 	}
+	if migration != nil && migration.SwitchFrom != "" {
+		// Moving off the storage version loses nothing only while nothing is stored.
+		gvr := schema.GroupVersionResource{Group: live.Spec.Group, Version: migration.SwitchFrom, Resource: live.Spec.Names.Plural}
+		list, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1})
+		if err != nil {
+			return live, nil, nil, fmt.Errorf("listing %s at %s for the CRD preflight: %w", live.Name, migration.SwitchFrom, err)
+		}
+		if len(list.Items) > 0 {
+			o := list.Items[0]
+			name := o.GetName()
+			if ns := o.GetNamespace(); ns != "" {
+				name = ns + "/" + name
+			}
+			refusal := StoredVersions(live, next)
+			refusal.Object = ""
+			refusal.Message += fmt.Sprintf(", and custom resources exist (%s among them): they would have to be converted to %s first, as the operator's upgrade notes say",
+				name, migration.StorageVersion)
+			return live, nil, refusal, nil
+		}
+	}
 	kept := map[string]bool{}
 	for _, v := range next.Spec.Versions {
 		kept[v.Name] = true

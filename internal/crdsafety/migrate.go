@@ -45,6 +45,16 @@ func (e *StepError) Unwrap() error { return e.Err }
 // returns how many custom resources it rewrote; any other refusal stops it, as a
 // *StepError.
 func Migrate(ctx context.Context, c client.Client, dyn dynamic.Interface, live *apiextensionsv1.CustomResourceDefinition, m *Migration) (int, error) {
+	if m.SwitchFrom != "" {
+		// The storage version moves first (Preflight found no custom resource): from here
+		// on the API server writes in the new one. Anything written at the old one in
+		// between is rewritten below.
+		switched := m.Intermediate(live)
+		if err := c.Update(ctx, switched); err != nil {
+			return 0, &StepError{Verb: "update", Resource: "customresourcedefinitions", Object: live.Name, Err: err}
+		}
+		live = switched
+	}
 	gvr := schema.GroupVersionResource{Group: live.Spec.Group, Version: m.StorageVersion, Resource: live.Spec.Names.Plural}
 	resource := gvr.Resource + "." + gvr.Group
 	rewritten, restarts := 0, 0

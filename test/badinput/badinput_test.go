@@ -31,7 +31,8 @@ package badinput
 //   install-owned-crd-not-shipped: the CSV owns a CRD its bundle lacks -> DeadlineExceeded naming the CRD "not present"
 //   install-native-api-missing: spec.nativeAPIs names route.openshift.io/v1 Route -> WaitingForNativeAPIs naming it, nothing written, then DeadlineExceeded
 //   upgrade-changes-deployment-selector: 1.1.0 changes the Deployment's selector (immutable) -> the Deployment is replaced, 1.1.0 Succeeded
-//   install-crd-drops-stored-version: the upgrade's CRD drops the stored version v1 -> Blocked CRDPreflightFailed, 1.0.0 runs on
+//   install-crd-drops-stored-version: the upgrade's CRD drops the storage version v1, in which a custom resource is stored -> Blocked CRDPreflightFailed, 1.0.0 runs on
+//   upgrade-crd-renames-version-nothing-stored: the CRD's only version is renamed and nothing is stored -> storage version switched, upgrade goes
 //   upgrade-crd-drops-old-stored-version: 1.2.0's CRD drops v1alpha1, stored but no longer the storage version -> custom resources migrated to v1, storedVersions [v1], 1.2.0 runs, crdRepairs names it
 //   install-crd-refused: a CRD whose name is not <plural>.<group> -> CRDRefused naming the CRD
 //   install-serviceaccount-missing: serviceAccountName names no ServiceAccount -> InsufficientPermissions, "does not exist", spec.serviceAccountName
@@ -421,9 +422,11 @@ properties:
 		writeCatalog(t, ns, files)
 		create(t, ns, subscriptionYAML("gadget", `{startingCSV: gadget.1.0.0, catalog: test}`))
 		waitRunning(t, ns, "gadget", "gadget.v1.0.0")
+		create(t, ns, fmt.Sprintf("apiVersion: %s/v1\nkind: Gadget\nmetadata: {name: stored}\nspec: {size: 3}\n", g))
 		patchSub(t, ns, "gadget", func(s *omv1.Subscription) { s.Spec.StartingCSV = "gadget.1.1.0" })
 		waitSubCondition(t, ns, "gadget", omv1.ConditionBlocked, metav1.ConditionTrue, omv1.ReasonCRDPreflightFailed, 90*time.Second,
-			"CRD gadgets."+g, "drops version v1", "storedVersions [v1]", "nothing was changed")
+			"CRD gadgets."+g, "drops version v1", "storedVersions [v1]", "custom resources exist ("+ns+"/stored among them)",
+			"converted to v2 first", "nothing was changed")
 		if c := condition(mustSub(t, ns, "gadget").Status.Conditions, omv1.ConditionReady); c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "drops version v1") {
 			t.Errorf("Subscription Ready = %s %s %q; want False naming the dropped version", c.Status, c.Reason, c.Message)
 		}
@@ -480,6 +483,37 @@ properties:
 		}, describe(ns))
 		csv, _ := getCSV(ns, "gadget.v1.2.0")
 		t.Logf("CSV gadget.v1.2.0 status.crdRepairs: %+v", csv.Status.CRDRepairs)
+	}},
+	{name: "upgrade-crd-renames-version-nothing-stored", run: func(t *testing.T, ns string) {
+		// kogito-operator 0.17.0 -> 1.0.0: the CRD's only version v1alpha1 becomes v1beta1.
+		// With no custom resource, nothing can be lost: the storage version is switched
+		// first, then the old one dropped, and the upgrade goes.
+		g := group(ns)
+		files := map[string]string{}
+		gadget{pkg: "gadget", version: "1.0.0", group: g, crdVersion: "v1alpha1"}.flat(files, nil)
+		gadget{pkg: "gadget", version: "1.1.0", replaces: "gadget.v1.0.0", group: g, crdVersion: "v1beta1"}.flat(files, nil)
+		writeCatalog(t, ns, files)
+		create(t, ns, subscriptionYAML("gadget", `{startingCSV: gadget.1.0.0, catalog: test}`))
+		waitRunning(t, ns, "gadget", "gadget.v1.0.0")
+		patchSub(t, ns, "gadget", func(s *omv1.Subscription) { s.Spec.StartingCSV = "gadget.1.1.0" })
+		waitRunning(t, ns, "gadget", "gadget.v1.1.0")
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := k8s.Get(ctx(), client.ObjectKey{Name: "gadgets." + g}, crd); err != nil {
+			t.Fatal(err)
+		}
+		var versions []string
+		for _, v := range crd.Spec.Versions {
+			versions = append(versions, v.Name)
+		}
+		if fmt.Sprint(crd.Status.StoredVersions) != "[v1beta1]" || fmt.Sprint(versions) != "[v1beta1]" {
+			t.Errorf("after 1.1.0 the CRD has versions %v, storedVersions %v; want [v1beta1] and [v1beta1]", versions, crd.Status.StoredVersions)
+		}
+		want := "switched the storage version from v1alpha1 to v1beta1 while no custom resource existed"
+		eventually(t, 30*time.Second, "CSV gadget.v1.1.0 status.crdRepairs naming the switch", func() bool {
+			csv, err := getCSV(ns, "gadget.v1.1.0")
+			return err == nil && strings.Contains(fmt.Sprint(csv.Status.CRDRepairs), want)
+		}, describe(ns))
+		create(t, ns, fmt.Sprintf("apiVersion: %s/v1beta1\nkind: Gadget\nmetadata: {name: new}\nspec: {size: 1}\n", g))
 	}},
 	{name: "install-crd-refused", run: func(t *testing.T, ns string) {
 		g := group(ns)

@@ -13,12 +13,14 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/operator-manager/operator-manager/internal/render"
+	"github.com/operator-manager/operator-manager/internal/servingcert"
 )
 
 const (
@@ -33,7 +35,8 @@ const (
 // pod for the Service's DNS name (checked by a real TLS handshake against a local server
 // holding the mounted key and certificate), scoped to the target namespace; a
 // configuration deleted by hand comes back. An upgrade
-// keeps them valid with no moment without them; uninstall removes the configurations
+// keeps them valid with no moment without them, and so does the rotation of a certificate
+// near its end; uninstall removes the configurations
 // before the Deployment and sets the CRD's conversion back to None.
 func TestWebhooks(t *testing.T) {
 	ns := "webhooks"
@@ -96,6 +99,7 @@ spec: {startingCSV: guard-operator.1.0.0, catalog: samples, targetNamespaces: [w
 	if owner := vwc.Labels[render.LabelOwnerName]; owner != "guard-operator.v1.1.0" {
 		t.Errorf("the validating configuration belongs to %q after the upgrade, want guard-operator.v1.1.0", owner)
 	}
+	checkRotation(t, ns)
 
 	// Uninstall: the configurations go before the Deployment.
 	var configsGone, deploymentGone time.Time
@@ -133,6 +137,68 @@ spec: {startingCSV: guard-operator.1.0.0, catalog: samples, targetNamespaces: [w
 		return k8s.Get(ctx(), client.ObjectKey{Name: guardCRD}, crd) == nil && crd.Spec.Conversion != nil &&
 			crd.Spec.Conversion.Strategy == apiextensionsv1.NoneConverter && crd.Spec.Conversion.Webhook == nil
 	}, func() string { return "" })
+}
+
+// checkRotation puts a serving certificate near its end in the Secret (as two years of
+// running would) and has the manager look at the CSV: a new certificate and CA are issued,
+// the pods roll onto it through the health gate, and every caBundle follows.
+func checkRotation(t *testing.T, ns string) {
+	t.Helper()
+	name := render.WebhookSecretName("guard-operator")
+	secret := &corev1.Secret{}
+	if err := k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: name}, secret); err != nil {
+		t.Fatal(err)
+	}
+	ending, err := servingcert.Generate(servingcert.DNSNames(render.WebhookServiceName("guard-operator"), ns),
+		time.Now().Add(-servingcert.DefaultValidity+30*time.Minute), servingcert.DefaultValidity)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret.Data = ending.SecretData()
+	if err := k8s.Update(ctx(), secret); err != nil {
+		t.Fatal(err)
+	}
+	dep := &appsv1.Deployment{}
+	if err := k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "guard-operator"}, dep); err != nil {
+		t.Fatal(err)
+	}
+	hashBefore := dep.Spec.Template.Annotations[render.AnnotationServingCertHash]
+	// The manager looks again at its next event; an annotation on the Subscription is one.
+	sub := getSub(t, ns, "guard")
+	patch := client.MergeFrom(sub.DeepCopy())
+	if sub.Annotations == nil {
+		sub.Annotations = map[string]string{}
+	}
+	sub.Annotations["test.operator-manager.domain/poke"] = time.Now().Format(time.RFC3339Nano)
+	if err := k8s.Patch(ctx(), sub, patch); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "a new serving certificate issued in place of the ending one", func() bool {
+		s := &corev1.Secret{}
+		return k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: name}, s) == nil &&
+			!bytes.Equal(s.Data["ca.crt"], ending.CA) && servingcert.Check(servingcert.FromSecretData(s.Data),
+			servingcert.DNSNames(render.WebhookServiceName("guard-operator"), ns), time.Now()) == ""
+	}, func() string { return "" })
+	eventually(t, 2*time.Minute, "the pods rolled onto the new certificate and the CSV Succeeded", func() bool {
+		d := &appsv1.Deployment{}
+		csv := getCSV(t, ns, "guard-operator.v1.1.0")
+		return k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "guard-operator"}, d) == nil &&
+			d.Spec.Template.Annotations[render.AnnotationServingCertHash] != hashBefore &&
+			d.Status.ObservedGeneration == d.Generation && d.Status.UpdatedReplicas == d.Status.Replicas &&
+			csv.Status.Phase == "Succeeded"
+	}, describeSub(t, ns, "guard"))
+	checkWebhooks(t, ns)
+	events := &eventsv1.EventList{}
+	if err := k8s.List(ctx(), events, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	rotated := false
+	for _, e := range events.Items {
+		rotated = rotated || (e.Reason == "CertificateRotated" && e.Regarding.Name == "guard-operator.v1.1.0")
+	}
+	if !rotated {
+		t.Error("no CertificateRotated event on the CSV")
+	}
 }
 
 // checkWebhooks asserts that both webhook configurations and the CRD's conversion point at
