@@ -29,7 +29,10 @@ func Classify(err error) Refusal {
 	case apierrors.IsForbidden(err):
 		return Refusal{Reason: omv1.ReasonInsufficientPermissions, Permanent: true}
 	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err), meta.IsNoMatchError(err), apierrors.IsMethodNotSupported(err),
-		isNotServed(err), strings.Contains(err.Error(), "field is immutable"):
+		isNotServed(err), strings.Contains(err.Error(), "field is immutable"),
+		// Server-side apply cannot even build the patch (an object with two entries of one
+		// key in a keyed list, say); the API server answers 500, but no retry changes it.
+		strings.Contains(err.Error(), "failed to create typed patch object"):
 		return Refusal{Reason: omv1.ReasonInstallFailed, Permanent: true}
 	default:
 		return Refusal{Reason: "ApplyError"}

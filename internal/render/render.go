@@ -64,7 +64,7 @@ type Objects struct {
 	// Conversions are not applied as objects: the caller sets these CRDs' spec.conversion.
 	Conversions []CRDConversion
 	// Moved says which bundle objects were moved from a removed API version to the one
-	// that replaced it, a line each.
+	// that replaced it, and what repeated entries of a Deployment were dropped, a line each.
 	Moved []string
 }
 
@@ -164,6 +164,7 @@ func Render(in Input) (*Objects, error) {
 		if err != nil {
 			return nil, fmt.Errorf("spec.install.spec.deployments[%d] (%s): %w", i, d.Name, err)
 		}
+		out.Moved = append(out.Moved, dedupeContainers(d.Name, &dep.Spec.Template.Spec)...)
 		out.Deployments = append(out.Deployments, dep)
 	}
 	renderOperatorCondition(in, out, meta)
@@ -250,6 +251,70 @@ func deployment(in Input, om metav1.ObjectMeta, d olm.StrategyDeploymentSpec) (*
 		spec.Template.Spec.Tolerations = append(spec.Template.Spec.Tolerations, c.Tolerations...)
 	}
 	return &appsv1.Deployment{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}, ObjectMeta: om, Spec: spec}, nil
+}
+
+// dedupeContainers removes the repeated entries of a container's keyed lists that the API
+// server accepts (with a warning) but server-side apply refuses outright ("duplicate
+// entries for key"): env variables of one name, of which the last counts, as the kubelet
+// takes it, and identical ports. It says what it removed, a line each.
+func dedupeContainers(deployment string, pod *corev1.PodSpec) []string {
+	var changes []string
+	for _, cs := range [][]corev1.Container{pod.InitContainers, pod.Containers} {
+		for i := range cs {
+			c := &cs[i]
+			last := map[string]int{}
+			for j, e := range c.Env {
+				last[e.Name] = j
+			}
+			if len(last) < len(c.Env) {
+				kept := make([]corev1.EnvVar, 0, len(last))
+				dropped := map[string]int{}
+				for j, e := range c.Env {
+					if last[e.Name] == j {
+						kept = append(kept, e)
+					} else {
+						dropped[e.Name]++
+					}
+				}
+				for _, name := range sortedKeys(boolKeys(dropped)) {
+					changes = append(changes, fmt.Sprintf("deployment %s container %s: env %s was given %d times; the last is kept, as the kubelet would use it",
+						deployment, c.Name, name, dropped[name]+1))
+				}
+				c.Env = kept
+			}
+			type portKey struct {
+				port     int32
+				protocol corev1.Protocol
+			}
+			seen := map[portKey]bool{}
+			ports := c.Ports[:0:0]
+			for _, p := range c.Ports {
+				protocol := p.Protocol
+				if protocol == "" {
+					protocol = corev1.ProtocolTCP
+				}
+				k := portKey{p.ContainerPort, protocol}
+				if seen[k] {
+					changes = append(changes, fmt.Sprintf("deployment %s container %s: port %d/%s was listed more than once; kept once", deployment, c.Name, p.ContainerPort, protocol))
+					continue
+				}
+				seen[k] = true
+				ports = append(ports, p)
+			}
+			if len(c.Ports) > 0 {
+				c.Ports = ports
+			}
+		}
+	}
+	return changes
+}
+
+func boolKeys[V any](m map[string]V) map[string]bool {
+	out := make(map[string]bool, len(m))
+	for k := range m {
+		out[k] = true
+	}
+	return out
 }
 
 // mergeEnv sets each override by name, replacing a variable of the same name, keeping order.

@@ -261,3 +261,41 @@ func TestRenderOperatorCondition(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderDropsRepeatedEnvAndPorts: eclipse-che 7.26.0 lists an env variable twice in
+// its Deployment, which the API server accepts but server-side apply refuses outright;
+// the last value is kept (the one the kubelet would use), identical ports are kept once,
+// and both are said.
+func TestRenderDropsRepeatedEnvAndPorts(t *testing.T) {
+	c := sampleContent(t, "cache-operator.v1.1.0")
+	spec := c.CSV.Spec.DeepCopy()
+	ctr := &spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec.Template.Spec.Containers[0]
+	ctr.Env = []corev1.EnvVar{{Name: "A", Value: "1"}, {Name: "B", Value: "2"}, {Name: "A", Value: "3"}}
+	ctr.Ports = []corev1.ContainerPort{{ContainerPort: 8080}, {ContainerPort: 8080, Protocol: corev1.ProtocolTCP}, {ContainerPort: 8080, Protocol: corev1.ProtocolUDP}}
+	objs, err := Render(Input{Namespace: "ops", CSVName: c.CSV.Name, Spec: spec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := objs.Deployments[0].Spec.Template.Spec.Containers[0]
+	var env []string
+	for _, e := range got.Env {
+		if e.Name != "OPERATOR_CONDITION_NAME" {
+			env = append(env, e.Name+"="+e.Value)
+		}
+	}
+	if strings.Join(env, ",") != "B=2,A=3" {
+		t.Errorf("env = %v, want B=2,A=3", env)
+	}
+	if len(got.Ports) != 2 || got.Ports[1].Protocol != corev1.ProtocolUDP {
+		t.Errorf("ports = %+v, want 8080/TCP once and 8080/UDP", got.Ports)
+	}
+	said := strings.Join(objs.Moved, "\n")
+	for _, w := range []string{"container " + ctr.Name + ": env A was given 2 times; the last is kept", "port 8080/TCP was listed more than once"} {
+		if !strings.Contains(said, w) {
+			t.Errorf("changes lack %q:\n%s", w, said)
+		}
+	}
+	if len(spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec.Template.Spec.Containers[0].Env) != 3 {
+		t.Error("Render modified its input")
+	}
+}
