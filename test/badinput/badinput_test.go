@@ -32,6 +32,7 @@ package badinput
 //   install-native-api-missing: spec.nativeAPIs names route.openshift.io/v1 Route -> WaitingForNativeAPIs naming it, nothing written, then DeadlineExceeded
 //   upgrade-changes-deployment-selector: 1.1.0 changes the Deployment's selector (immutable) -> the Deployment is replaced, 1.1.0 Succeeded
 //   install-crd-drops-stored-version: the upgrade's CRD drops the storage version v1, in which a custom resource is stored -> Blocked CRDPreflightFailed, 1.0.0 runs on
+//   deployment-env-given-twice: a container lists an env variable twice -> the last kept, said in status.crdRepairs, Succeeded
 //   upgrade-crd-renames-version-nothing-stored: the CRD's only version is renamed and nothing is stored -> storage version switched, upgrade goes
 //   upgrade-crd-drops-old-stored-version: 1.2.0's CRD drops v1alpha1, stored but no longer the storage version -> custom resources migrated to v1, storedVersions [v1], 1.2.0 runs, crdRepairs names it
 //   install-crd-refused: a CRD whose name is not <plural>.<group> -> CRDRefused naming the CRD
@@ -514,6 +515,35 @@ properties:
 			return err == nil && strings.Contains(fmt.Sprint(csv.Status.CRDRepairs), want)
 		}, describe(ns))
 		create(t, ns, fmt.Sprintf("apiVersion: %s/v1beta1\nkind: Gadget\nmetadata: {name: new}\nspec: {size: 1}\n", g))
+	}},
+	{name: "deployment-env-given-twice", run: func(t *testing.T, ns string) {
+		// eclipse-che 7.26.0 lists an env variable twice: the API server takes it, but
+		// server-side apply refuses to build the patch. The last value is kept and said.
+		files := map[string]string{}
+		gadget{pkg: "gadget", version: "1.0.0", edit: func(s string) string {
+			return strings.Replace(s, `image: "registry.example/gadget-operator:1.0.0"}]`,
+				`image: "registry.example/gadget-operator:1.0.0", env: [{name: MODE, value: a}, {name: LEVEL, value: "1"}, {name: MODE, value: b}]}]`, 1)
+		}}.flat(files, nil)
+		writeCatalog(t, ns, files)
+		create(t, ns, subscriptionYAML("gadget", `{startingCSV: gadget.1.0.0, catalog: test}`))
+		waitRunning(t, ns, "gadget", "gadget.v1.0.0")
+		dep := &appsv1.Deployment{}
+		if err := k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "gadget-operator"}, dep); err != nil {
+			t.Fatal(err)
+		}
+		var env []string
+		for _, e := range dep.Spec.Template.Spec.Containers[0].Env {
+			if e.Name == "MODE" || e.Name == "LEVEL" {
+				env = append(env, e.Name+"="+e.Value)
+			}
+		}
+		if strings.Join(env, ",") != "LEVEL=1,MODE=b" {
+			t.Errorf("env of the Deployment = %v; want LEVEL=1,MODE=b", env)
+		}
+		csv, err := getCSV(ns, "gadget.v1.0.0")
+		if err != nil || !strings.Contains(fmt.Sprint(csv.Status.CRDRepairs), "env MODE was given 2 times; the last is kept") {
+			t.Errorf("the CSV status does not say the repeated env was dropped: %v %+v", err, csv.Status.CRDRepairs)
+		}
 	}},
 	{name: "install-crd-refused", run: func(t *testing.T, ns string) {
 		g := group(ns)
