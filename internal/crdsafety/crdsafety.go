@@ -84,10 +84,6 @@ func (m *Migration) Describe(n int) string {
 	if n == 1 {
 		resources = "custom resource"
 	}
-	if m.SwitchFrom != "" {
-		return fmt.Sprintf("switched the storage version from %s to %s while no custom resource existed, migrated %d %s and removed %s from status.storedVersions (the new CRD drops %s)",
-			m.SwitchFrom, m.StorageVersion, n, resources, strings.Join(m.Drop, ", "), it)
-	}
 	return fmt.Sprintf("migrated %d %s to storage version %s and removed %s from status.storedVersions (the new CRD drops %s)",
 		n, resources, m.StorageVersion, strings.Join(m.Drop, ", "), it)
 }

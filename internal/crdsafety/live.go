@@ -70,6 +70,9 @@ func Preflight(ctx context.Context, r client.Reader, dyn dynamic.Interface, next
 		opts := metav1.ListOptions{Limit: pageSize}
 		for {
 			list, err := dyn.Resource(gvr).List(ctx, opts)
+			if apierrors.IsNotFound(err) {
+				return live, nil, nil, &NotServedError{CRD: live.Name, Version: v.Name, Err: err}
+			}
 			if err != nil {
 				return live, nil, nil, fmt.Errorf("listing %s at %s for the CRD preflight: %w", live.Name, v.Name, err)
 			}

@@ -2,6 +2,7 @@ package crdsafety
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -11,6 +12,23 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
+
+// ErrStorageSwitched says Migrate switched the live CRD's storage version and stopped
+// there: call Preflight again once the new version is served (it then plans the rest).
+var ErrStorageSwitched = errors.New("storage version switched; the migration continues once it is served")
+
+// NotServedError is a version of a live CRD the API server does not serve yet (a CRD
+// changed a moment ago): wait and look again.
+type NotServedError struct {
+	CRD, Version string
+	Err          error
+}
+
+func (e *NotServedError) Error() string {
+	return fmt.Sprintf("CRD %s version %s is not served yet: %v", e.CRD, e.Version, e.Err)
+}
+
+func (e *NotServedError) Unwrap() error { return e.Err }
 
 // maxListRestarts bounds how often a migration lists its custom resources from the start
 // again when a continue token expires (etcd compacted under a long walk).
@@ -53,7 +71,9 @@ func Migrate(ctx context.Context, c client.Client, dyn dynamic.Interface, live *
 		if err := c.Update(ctx, switched); err != nil {
 			return 0, &StepError{Verb: "update", Resource: "customresourcedefinitions", Object: live.Name, Err: err}
 		}
-		live = switched
+		// The API server serves the new storage version a moment later; the rewrite and
+		// the removal of the old version follow in a later pass, as an ordinary migration.
+		return 0, ErrStorageSwitched
 	}
 	gvr := schema.GroupVersionResource{Group: live.Spec.Group, Version: m.StorageVersion, Resource: live.Spec.Names.Plural}
 	resource := gvr.Resource + "." + gvr.Group

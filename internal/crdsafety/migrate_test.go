@@ -112,3 +112,47 @@ func TestMigrateConflictOnTheCRD(t *testing.T) {
 		t.Fatalf("got %v; want a Conflict for a CRD changed since it was read", err)
 	}
 }
+
+// TestMigrateSwitchesStorageFirst: a migration off the live storage version (allowed by
+// Preflight only while nothing is stored) updates the live CRD to store in the new version,
+// the old one still served, and stops there: the rest follows once the new version is
+// served, as an ordinary migration.
+func TestMigrateSwitchesStorageFirst(t *testing.T) {
+	sch := runtime.NewScheme()
+	if err := apiextensionsv1.AddToScheme(sch); err != nil {
+		t.Fatal(err)
+	}
+	live := storageCRD([]string{"v1alpha1"}, "v1alpha1", "v1alpha1")
+	live.Spec.Group, live.Spec.Names.Plural = "example.com", "caches"
+	next := storageCRD([]string{"v1beta1"}, "v1beta1")
+	c := fake.NewClientBuilder().WithScheme(sch).WithObjects(live).WithStatusSubresource(live).Build()
+	if err := c.Get(context.Background(), client.ObjectKey{Name: live.Name}, live); err != nil {
+		t.Fatal(err)
+	}
+	m, v := Plan(live, next)
+	if v != nil || m == nil || m.SwitchFrom != "v1alpha1" {
+		t.Fatalf("plan %+v, %v", m, v)
+	}
+	dyn := dynamicfake.NewSimpleDynamicClient(runtime.NewScheme())
+	if _, err := Migrate(context.Background(), c, dyn, live, m); !errors.Is(err, ErrStorageSwitched) {
+		t.Fatalf("Migrate = %v, want ErrStorageSwitched", err)
+	}
+	got := &apiextensionsv1.CustomResourceDefinition{}
+	if err := c.Get(context.Background(), client.ObjectKey{Name: live.Name}, got); err != nil {
+		t.Fatal(err)
+	}
+	versions := map[string][2]bool{}
+	for _, v := range got.Spec.Versions {
+		versions[v.Name] = [2]bool{v.Served, v.Storage}
+	}
+	if !reflect.DeepEqual(versions, map[string][2]bool{"v1alpha1": {true, false}, "v1beta1": {true, true}}) {
+		t.Errorf("live CRD versions after the switch (served, storage) = %v", versions)
+	}
+	// The next pass: the live storage version is kept by the new CRD, so an ordinary
+	// migration drops the old one.
+	got.Status.StoredVersions = []string{"v1alpha1", "v1beta1"}
+	m, v = Plan(got, next)
+	if v != nil || m == nil || m.SwitchFrom != "" || m.StorageVersion != "v1beta1" || !reflect.DeepEqual(m.Drop, []string{"v1alpha1"}) {
+		t.Errorf("plan after the switch = %+v, %v", m, v)
+	}
+}

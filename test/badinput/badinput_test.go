@@ -509,12 +509,15 @@ properties:
 		if fmt.Sprint(crd.Status.StoredVersions) != "[v1beta1]" || fmt.Sprint(versions) != "[v1beta1]" {
 			t.Errorf("after 1.1.0 the CRD has versions %v, storedVersions %v; want [v1beta1] and [v1beta1]", versions, crd.Status.StoredVersions)
 		}
-		want := "switched the storage version from v1alpha1 to v1beta1 while no custom resource existed"
-		eventually(t, 30*time.Second, "CSV gadget.v1.1.0 status.crdRepairs naming the switch", func() bool {
+		want := "migrated 0 custom resources to storage version v1beta1 and removed v1alpha1 from status.storedVersions"
+		eventually(t, 30*time.Second, "CSV gadget.v1.1.0 status.crdRepairs naming the migration", func() bool {
 			csv, err := getCSV(ns, "gadget.v1.1.0")
 			return err == nil && strings.Contains(fmt.Sprint(csv.Status.CRDRepairs), want)
 		}, describe(ns))
 		create(t, ns, fmt.Sprintf("apiVersion: %s/v1beta1\nkind: Gadget\nmetadata: {name: new}\nspec: {size: 1}\n", g))
+		if !hasEvent(t, ns, "CRDStorageSwitched") {
+			t.Error("no CRDStorageSwitched event on the Blueprint")
+		}
 	}},
 	{name: "deployment-env-given-twice", run: func(t *testing.T, ns string) {
 		// eclipse-che 7.26.0 lists an env variable twice: the API server takes it, but

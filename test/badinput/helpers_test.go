@@ -18,6 +18,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -738,4 +739,19 @@ func watchErrors(kind string, offset int) []string {
 		out = append(out, e.Error)
 	}
 	return out
+}
+
+// hasEvent reports whether an event of reason was recorded in ns.
+func hasEvent(t *testing.T, ns, reason string) bool {
+	t.Helper()
+	events := &eventsv1.EventList{}
+	if err := k8s.List(ctx(), events, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events.Items {
+		if e.Reason == reason {
+			return true
+		}
+	}
+	return false
 }

@@ -197,6 +197,13 @@ func (r *Reconciler) applyCRDs(ctx context.Context, s *scope, content *catalog.B
 			continue
 		}
 		live, m, v, err := crdsafety.Preflight(ctx, r.APIReader, dyn, st.crd)
+		var notServed *crdsafety.NotServedError
+		if errors.As(err, &notServed) {
+			// A storage version switched a moment ago: served within moments.
+			r.progress(s, ReasonWaitingForCRDs, fmt.Sprintf("waiting for CRD %s to serve version %s", notServed.CRD, notServed.Version))
+			s.result = ctrl.Result{RequeueAfter: 500 * time.Millisecond}
+			return nil, true, nil
+		}
 		if err != nil {
 			if refusal := kubeapply.Classify(err); refusal.Reason == omv1.ReasonInsufficientPermissions {
 				r.block(s, omv1.ReasonInsufficientPermissions, fmt.Sprintf("%s may not read the custom resources the CRD preflight of %s must check: %v; nothing was changed", s.id, st.crd.Name, err))
@@ -223,6 +230,13 @@ func (r *Reconciler) applyCRDs(ctx context.Context, s *scope, content *catalog.B
 	for _, mg := range migrations {
 		st := &plan[mg.step]
 		n, err := crdsafety.Migrate(ctx, cl, dyn, mg.live, mg.plan)
+		if errors.Is(err, crdsafety.ErrStorageSwitched) {
+			r.event(s.bp, false, "CRDStorageSwitched", "CRD %s: storage version switched from %s to %s while no custom resource existed, before %s drops %s",
+				st.crd.Name, mg.plan.SwitchFrom, mg.plan.StorageVersion, content.CSV.Name, mg.plan.SwitchFrom)
+			r.progress(s, ReasonWaitingForCRDs, fmt.Sprintf("switched CRD %s to store in %s; waiting for it to be served", st.crd.Name, mg.plan.StorageVersion))
+			s.result = ctrl.Result{RequeueAfter: 500 * time.Millisecond}
+			return nil, true, nil
+		}
 		if err != nil {
 			refusal := kubeapply.Classify(err)
 			if !refusal.Permanent {
