@@ -195,7 +195,7 @@ func preflight(ctx context.Context, c client.Client, dyn dynamic.Interface, cat 
 		if err != nil {
 			return fmt.Errorf("its CRD %s cannot be installed: %v", u.GetName(), err)
 		}
-		_, m, v, err := crdsafety.Preflight(ctx, c, dyn, crd)
+		_, m, v, err := crdsafety.Preflight(ctx, c, dyn, crd, b.Package)
 		if err != nil {
 			return err
 		} else if v != nil {

@@ -17,6 +17,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
+// PackageAnnotation on a CRD names the package that last applied it (the Blueprint
+// controller sets it).
+const PackageAnnotation = "operator-manager.domain/crd-package"
+
 // Violation is why a CRD update is refused.
 type Violation struct {
 	CRD     string

@@ -26,7 +26,12 @@ const pageSize = 500
 // Custom resources are listed by the resource the live CRD names (group, version,
 // plural), through a dynamic client: no discovery or REST mapping is involved, so a CRD
 // applied a moment ago is listed as surely as an old one.
-func Preflight(ctx context.Context, r client.Reader, dyn dynamic.Interface, next *apiextensionsv1.CustomResourceDefinition) (*apiextensionsv1.CustomResourceDefinition, *Migration, *Violation, error) {
+//
+// pkg is the package installing next: a storage version migration is carried out only on
+// a CRD that package installed (PackageAnnotation). Another package's operator, or
+// whoever made the CRD, may still use the versions a migration drops, so such a change is
+// refused as a dropped stored version is.
+func Preflight(ctx context.Context, r client.Reader, dyn dynamic.Interface, next *apiextensionsv1.CustomResourceDefinition, pkg string) (*apiextensionsv1.CustomResourceDefinition, *Migration, *Violation, error) {
 	live := &apiextensionsv1.CustomResourceDefinition{}
 	if err := r.Get(ctx, client.ObjectKey{Name: next.Name}, live); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -37,6 +42,15 @@ func Preflight(ctx context.Context, r client.Reader, dyn dynamic.Interface, next
 	migration, v := Plan(live, next)
 	if v != nil {
 		return live, nil, v, nil
+	}
+	if owner := live.Annotations[PackageAnnotation]; migration != nil && owner != pkg {
+		refusal := StoredVersions(live, next)
+		if owner == "" {
+			refusal.Message += "; the CRD was not installed by operator-manager, so it is not migrated"
+		} else {
+			refusal.Message += fmt.Sprintf("; the CRD was installed by package %s, whose operator may still use it: only the package that installed a CRD migrates it", owner)
+		}
+		return live, nil, refusal, nil
 	}
 	if migration != nil && migration.SwitchFrom != "" {
 		// Moving off the storage version loses nothing only while nothing is stored.

@@ -156,3 +156,41 @@ func TestMigrateSwitchesStorageFirst(t *testing.T) {
 		t.Errorf("plan after the switch = %+v, %v", m, v)
 	}
 }
+
+// TestPreflightMigratesOnlyItsOwnCRD: a migration is planned only for a CRD the installing
+// package applied; another package's CRD (portworx and portworx-essentials ship the same
+// one) or one made outside operator-manager is refused as a dropped stored version is.
+func TestPreflightMigratesOnlyItsOwnCRD(t *testing.T) {
+	sch := runtime.NewScheme()
+	if err := apiextensionsv1.AddToScheme(sch); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		owner   string
+		migrate bool
+		says    string
+	}{
+		{"mine", true, ""},
+		{"theirs", false, "installed by package theirs"},
+		{"", false, "not installed by operator-manager"},
+	} {
+		live := storageCRD([]string{"v1alpha1", "v1"}, "v1", "v1alpha1", "v1")
+		live.Spec.Group, live.Spec.Names.Plural = "example.com", "caches"
+		if tc.owner != "" {
+			live.Annotations = map[string]string{PackageAnnotation: tc.owner}
+		}
+		c := fake.NewClientBuilder().WithScheme(sch).WithObjects(live).Build()
+		gvr := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "caches"}
+		dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{gvr: "CacheList"})
+		_, m, v, err := Preflight(context.Background(), c, dyn, storageCRD([]string{"v1"}, "v1"), "mine")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.migrate && (m == nil || v != nil) {
+			t.Errorf("owner %q: migration %+v, refusal %v; want a migration", tc.owner, m, v)
+		}
+		if !tc.migrate && (m != nil || v == nil || !strings.Contains(v.Error(), tc.says)) {
+			t.Errorf("owner %q: migration %+v, refusal %v; want a refusal saying %q", tc.owner, m, v, tc.says)
+		}
+	}
+}

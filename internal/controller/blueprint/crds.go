@@ -31,7 +31,7 @@ import (
 // Annotations on applied CRDs: which package and version wrote them, so that an older
 // version of the same package, in any namespace, never replaces a newer CRD.
 const (
-	AnnotationCRDPackage = "operator-manager.domain/crd-package"
+	AnnotationCRDPackage = crdsafety.PackageAnnotation
 	AnnotationCRDVersion = "operator-manager.domain/crd-version"
 	// AnnotationCRDMigration on an applied CRD says which storage version migration was
 	// carried out before it was applied (crdsafety.Migration), for the CSV's crdRepairs.
@@ -196,7 +196,7 @@ func (r *Reconciler) applyCRDs(ctx context.Context, s *scope, content *catalog.B
 		if r.checked.has(key) {
 			continue
 		}
-		live, m, v, err := crdsafety.Preflight(ctx, r.APIReader, dyn, st.crd)
+		live, m, v, err := crdsafety.Preflight(ctx, r.APIReader, dyn, st.crd, s.bp.Spec.Package)
 		var notServed *crdsafety.NotServedError
 		if errors.As(err, &notServed) {
 			// A storage version switched a moment ago: served within moments.
