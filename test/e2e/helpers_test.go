@@ -112,6 +112,7 @@ func ownedObjects(t *testing.T, ns, csvName string) map[string]int {
 		"Deployment": &appsv1.DeploymentList{}, "ServiceAccount": &corev1.ServiceAccountList{}, "Service": &corev1.ServiceList{},
 		"Role": &rbacv1.RoleList{}, "RoleBinding": &rbacv1.RoleBindingList{},
 		"ClusterRole": &rbacv1.ClusterRoleList{}, "ClusterRoleBinding": &rbacv1.ClusterRoleBindingList{},
+		"OperatorCondition": &omv1.OperatorConditionList{},
 	} {
 		if err := k8s.List(ctx(), list, sel); err != nil {
 			t.Fatal(err)

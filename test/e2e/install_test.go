@@ -228,7 +228,9 @@ spec: {startingCSV: cache-operator.1.2.0, catalog: samples}
 	checkInstalled(t, ns, "cache-operator.v1.2.0")
 	got := ownedObjects(t, ns, "cache-operator.v1.2.0")
 	// The sample supports AllNamespaces, so its permissions are granted cluster-wide too.
-	want := map[string]int{"Deployment": 1, "ServiceAccount": 1, "Service": 1, "ClusterRole": 2, "ClusterRoleBinding": 2}
+	// The Role and RoleBinding are those of the version's OperatorCondition.
+	want := map[string]int{"Deployment": 1, "ServiceAccount": 1, "Service": 1, "ClusterRole": 2, "ClusterRoleBinding": 2,
+		"Role": 1, "RoleBinding": 1, "OperatorCondition": 1}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("objects after a restart = %v, want exactly %v", got, want)
 	}

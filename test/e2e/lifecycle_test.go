@@ -352,7 +352,9 @@ spec: {startingCSV: cache-operator.1.1.0, catalog: samples, health: {timeout: 15
 func checkOwned(t *testing.T, ns, csv string) {
 	t.Helper()
 	got := ownedObjects(t, ns, csv)
-	want := map[string]int{"Deployment": 1, "ServiceAccount": 1, "Service": 1, "ClusterRole": 2, "ClusterRoleBinding": 2}
+	// The Role and RoleBinding are those of the version's OperatorCondition.
+	want := map[string]int{"Deployment": 1, "ServiceAccount": 1, "Service": 1, "ClusterRole": 2, "ClusterRoleBinding": 2,
+		"Role": 1, "RoleBinding": 1, "OperatorCondition": 1}
 	if csv == "cache-operator.v1.1.0" {
 		delete(want, "Service")
 	}

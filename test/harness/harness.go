@@ -19,7 +19,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/operator-manager/operator-manager/config"
 	"github.com/operator-manager/operator-manager/internal/scheme"
@@ -56,6 +58,9 @@ func Main(m *testing.M, c **Cluster, then ...func(*Cluster) error) int {
 
 // MainWith is Main with options for the full cluster (node address, aggregator routing).
 func MainWith(m *testing.M, opts testenv.Options, c **Cluster, then ...func(*Cluster) error) int {
+	// The tests' own clients log nothing a test reads; without a logger set,
+	// controller-runtime prints a warning with a stack trace into the test output.
+	ctrllog.SetLogger(logr.Discard())
 	var env *testenv.Env
 	opts.Flavour = testenv.Full
 	return testenv.MainWith(m, opts, &env, func(e *testenv.Env) error {

@@ -429,6 +429,7 @@ func owned(t *testing.T, ns, csv string) map[string]int {
 		"Deployment": &appsv1.DeploymentList{}, "ServiceAccount": &corev1.ServiceAccountList{}, "Service": &corev1.ServiceList{},
 		"Role": &rbacv1.RoleList{}, "RoleBinding": &rbacv1.RoleBindingList{},
 		"ClusterRole": &rbacv1.ClusterRoleList{}, "ClusterRoleBinding": &rbacv1.ClusterRoleBindingList{},
+		"OperatorCondition": &omv1.OperatorConditionList{},
 	} {
 		if err := cluster.Client.List(ctx(), list, sel); err != nil {
 			t.Fatal(err)
@@ -444,7 +445,9 @@ func owned(t *testing.T, ns, csv string) map[string]int {
 // and none of another version.
 func checkObjects(t *testing.T, ns, csv string) {
 	t.Helper()
-	want := map[string]int{"Deployment": 1, "ServiceAccount": 1, "ClusterRole": 2, "ClusterRoleBinding": 2}
+	// The Role and RoleBinding are those of the version's OperatorCondition.
+	want := map[string]int{"Deployment": 1, "ServiceAccount": 1, "ClusterRole": 2, "ClusterRoleBinding": 2,
+		"Role": 1, "RoleBinding": 1, "OperatorCondition": 1}
 	if csv != "cache-operator.v1.1.0" {
 		want["Service"] = 1
 	}
