@@ -35,10 +35,7 @@ func TestMigrate(t *testing.T) {
 			"b": apierrors.NewForbidden(gvr.GroupResource(), "b", errors.New("no"))}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sch := runtime.NewScheme()
-			if err := apiextensionsv1.AddToScheme(sch); err != nil {
-				t.Fatal(err)
-			}
+			sch := crdScheme(t)
 			live := storageCRD([]string{"v1alpha1", "v1"}, "v1", "v1alpha1", "v1")
 			live.Spec.Group, live.Spec.Names.Plural = "example.com", "caches"
 			c := fake.NewClientBuilder().WithScheme(sch).WithObjects(live).WithStatusSubresource(live).Build()
@@ -90,10 +87,7 @@ func TestMigrate(t *testing.T) {
 }
 
 func TestMigrateConflictOnTheCRD(t *testing.T) {
-	sch := runtime.NewScheme()
-	if err := apiextensionsv1.AddToScheme(sch); err != nil {
-		t.Fatal(err)
-	}
+	sch := crdScheme(t)
 	live := storageCRD([]string{"v1alpha1", "v1"}, "v1", "v1alpha1", "v1")
 	live.Spec.Group, live.Spec.Names.Plural = "example.com", "caches"
 	c := fake.NewClientBuilder().WithScheme(sch).WithObjects(live).WithStatusSubresource(live).Build()
@@ -118,10 +112,7 @@ func TestMigrateConflictOnTheCRD(t *testing.T) {
 // the old one still served, and stops there: the rest follows once the new version is
 // served, as an ordinary migration.
 func TestMigrateSwitchesStorageFirst(t *testing.T) {
-	sch := runtime.NewScheme()
-	if err := apiextensionsv1.AddToScheme(sch); err != nil {
-		t.Fatal(err)
-	}
+	sch := crdScheme(t)
 	live := storageCRD([]string{"v1alpha1"}, "v1alpha1", "v1alpha1")
 	live.Spec.Group, live.Spec.Names.Plural = "example.com", "caches"
 	next := storageCRD([]string{"v1beta1"}, "v1beta1")
@@ -161,10 +152,7 @@ func TestMigrateSwitchesStorageFirst(t *testing.T) {
 // package applied; another package's CRD (portworx and portworx-essentials ship the same
 // one) or one made outside operator-manager is refused as a dropped stored version is.
 func TestPreflightMigratesOnlyItsOwnCRD(t *testing.T) {
-	sch := runtime.NewScheme()
-	if err := apiextensionsv1.AddToScheme(sch); err != nil {
-		t.Fatal(err)
-	}
+	sch := crdScheme(t)
 	for _, tc := range []struct {
 		owner   string
 		migrate bool
@@ -193,4 +181,14 @@ func TestPreflightMigratesOnlyItsOwnCRD(t *testing.T) {
 			t.Errorf("owner %q: migration %+v, refusal %v; want a refusal saying %q", tc.owner, m, v, tc.says)
 		}
 	}
+}
+
+// crdScheme knows CRDs, for a fake client holding the live CRD.
+func crdScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	sch := runtime.NewScheme()
+	if err := apiextensionsv1.AddToScheme(sch); err != nil {
+		t.Fatal(err)
+	}
+	return sch
 }

@@ -241,13 +241,8 @@ func csvPhase(t *testing.T, ns, name string) (omv1alpha1.CSVPhase, string) {
 
 func createYAML(t *testing.T, ns, doc string) {
 	t.Helper()
-	obj := map[string]any{}
-	if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
-		t.Fatal(err)
-	}
 	sub := &omv1.Subscription{}
-	data, _ := json.Marshal(obj)
-	if err := json.Unmarshal(data, sub); err != nil {
+	if err := yaml.Unmarshal([]byte(doc), sub); err != nil {
 		t.Fatal(err)
 	}
 	sub.Namespace = ns

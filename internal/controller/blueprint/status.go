@@ -202,11 +202,9 @@ func (r *Reconciler) settle(ctx context.Context, s *scope, phase omv1.BlueprintP
 	return nil
 }
 
-// holdMessage says who holds the upgrade, why, and what releases it.
+// holdMessage says who holds the upgrade, why, and what releases it. Plan settles as
+// UpgradeHeld only with a Hold, so h is never nil here.
 func holdMessage(bp *omv1.Blueprint, h *Hold) string {
-	if h == nil {
-		return fmt.Sprintf("%s waits: %s is not upgradeable", bp.Spec.ClusterServiceVersionName, bp.Status.CurrentCSV)
-	}
 	who := fmt.Sprintf("%s says it may not be upgraded now", bp.Status.CurrentCSV)
 	field := "spec.conditions"
 	if h.Override {
