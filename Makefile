@@ -39,6 +39,7 @@ verify: generate ## Fail when generated files are stale, code is not gofmt'd, or
 	go -C tools/kube mod tidy -diff
 	go -C tools/kwok mod tidy -diff
 	go -C tools/codegen mod tidy -diff
+	go -C tools/helm mod tidy -diff
 
 .PHONY: controlplane
 controlplane: ## Build (or find cached) etcd, kube-apiserver, controller-manager, scheduler and kwok.
@@ -108,3 +109,13 @@ compat-walk: controlplane ## Walk every package's default channel from its oldes
 .PHONY: bench
 bench: ## Run the benchmarks recorded in BENCHMARKS.md.
 	go test -run '^$$' -bench . -benchmem ./...
+
+# Sizes of the fleet benchmark (channel heads of the community catalog; "all" is every head
+# that installs on its own) and its idle window. `make test` runs 3 heads and 15s.
+FLEET_N        ?= 10,50,all
+FLEET_IDLE     ?= 60s
+
+.PHONY: bench-cluster
+bench-cluster: controlplane ## The fleet benchmark on fresh full local clusters: the manager against the raw-apply floor and Helm (FLEET_N, FLEET_IDLE; report in fleet-report.json).
+	OPM_FLEET_N=$(FLEET_N) OPM_FLEET_IDLE=$(FLEET_IDLE) OPM_FLEET_REPORT=$(CURDIR)/fleet-report.json \
+		go test -count=1 -timeout 180m -v -run TestFleet ./test/fleet

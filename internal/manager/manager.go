@@ -26,6 +26,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/operator-manager/operator-manager/internal/crashpoint"
+	ommetrics "github.com/operator-manager/operator-manager/internal/metrics"
 	"github.com/operator-manager/operator-manager/internal/render"
 	"github.com/operator-manager/operator-manager/internal/scheme"
 )
@@ -100,6 +101,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, setups ...Setup) e
 	if opts.Burst > 0 {
 		cfg.Burst = opts.Burst
 	}
+	ommetrics.InstrumentRequests(cfg)
 	if n, err := crashpoint.Install(cfg); err != nil {
 		return err
 	} else if n > 0 {

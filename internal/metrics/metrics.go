@@ -72,5 +72,5 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(Installs, InstallFailures, Installed, Upgrades, Rollbacks, Blocked, CatalogBundles, Healthy, HealthChanges, DriftRepairs)
+	ctrlmetrics.Registry.MustRegister(APIRequests, Installs, InstallFailures, Installed, Upgrades, Rollbacks, Blocked, CatalogBundles, Healthy, HealthChanges, DriftRepairs)
 }

@@ -64,7 +64,7 @@ func MainWith(m *testing.M, opts testenv.Options, c **Cluster, then ...func(*Clu
 	var env *testenv.Env
 	opts.Flavour = testenv.Full
 	return testenv.MainWith(m, opts, &env, func(e *testenv.Env) error {
-		cl, err := setup(e)
+		cl, err := NewCluster(e)
 		if err != nil {
 			return err
 		}
@@ -78,7 +78,10 @@ func MainWith(m *testing.M, opts testenv.Options, c **Cluster, then ...func(*Clu
 	})
 }
 
-func setup(e *testenv.Env) (*Cluster, error) {
+// NewCluster prepares a full cluster started elsewhere (testenv.Start) as MainWith does:
+// the manager binary, the CRDs, the manager's own identity. A test that compares several
+// fresh clusters (test/fleet) starts and stops them itself.
+func NewCluster(e *testenv.Env) (*Cluster, error) {
 	c := &Cluster{Env: e}
 	var err error
 	if c.Work, err = os.MkdirTemp("", "operator-manager-e2e-"); err != nil {

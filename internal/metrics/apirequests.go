@@ -1,0 +1,104 @@
+package metrics
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/client-go/rest"
+)
+
+// APIRequests counts the manager's requests to the API server by verb and resource, as the
+// API server would log them (verb get, list, watch, create, update, patch, delete;
+// resource with its group and any subresource: "deployments.apps", "blueprints.<group>/status").
+// controller-runtime's rest_client_requests_total counts by HTTP method only, which cannot
+// tell a write from an access review (a POST that changes nothing) or a status patch from
+// an object's: the figures a fleet's API server budget is planned with.
+var APIRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "operator_manager_api_requests_total",
+	Help: "Requests the manager sent the API server, by verb and resource (group and subresource included).",
+}, []string{"verb", "resource"})
+
+// InstrumentRequests wraps cfg's transport so every request is counted in APIRequests.
+func InstrumentRequests(cfg *rest.Config) {
+	prev := cfg.WrapTransport
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		if prev != nil {
+			rt = prev(rt)
+		}
+		return countingTransport{next: rt}
+	}
+}
+
+type countingTransport struct{ next http.RoundTripper }
+
+func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	verb, resource := RequestInfo(req.Method, req.URL.Path, req.URL.Query().Get("watch"))
+	APIRequests.WithLabelValues(verb, resource).Inc()
+	return t.next.RoundTrip(req)
+}
+
+// RequestInfo names a request as the API server's audit log does: the verb from the method
+// and whether a name is given, the resource ("deployments.apps", "pods/status") from the
+// path. Paths outside the resource API (discovery, /version, /openapi) are resource "".
+func RequestInfo(method, path, watch string) (verb, resource string) {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	group := ""
+	switch {
+	case len(parts) >= 2 && parts[0] == "api":
+		parts = parts[2:] // api/v1
+	case len(parts) >= 3 && parts[0] == "apis":
+		group, parts = parts[1], parts[3:] // apis/<group>/<version>
+	default:
+		parts = nil
+	}
+	// namespaces/<ns>/<resource>/... ; a bare namespaces[/<name>] is the resource itself.
+	if len(parts) >= 3 && parts[0] == "namespaces" {
+		parts = parts[2:]
+	}
+	named := len(parts) >= 2
+	if len(parts) > 0 {
+		resource = parts[0]
+		if group != "" {
+			resource += "." + group
+		}
+		if len(parts) >= 3 {
+			resource += "/" + parts[2]
+		}
+	}
+	switch method {
+	case http.MethodGet, http.MethodHead:
+		switch {
+		case watch == "true" || watch == "1":
+			verb = "watch"
+		case named:
+			verb = "get"
+		default:
+			verb = "list"
+		}
+	case http.MethodPost:
+		verb = "create"
+	case http.MethodPut:
+		verb = "update"
+	case http.MethodPatch:
+		verb = "patch"
+	case http.MethodDelete:
+		verb = "delete"
+		if !named {
+			verb = "deletecollection"
+		}
+	default:
+		verb = strings.ToLower(method)
+	}
+	return verb, resource
+}
+
+// IsWrite says whether a verb and resource change what the API server stores: access,
+// token and rules reviews are POSTs that only ask a question.
+func IsWrite(verb, resource string) bool {
+	switch verb {
+	case "create", "update", "patch", "delete", "deletecollection":
+		return !strings.HasSuffix(strings.SplitN(resource, ".", 2)[0], "reviews")
+	}
+	return false
+}

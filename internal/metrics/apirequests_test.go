@@ -1,0 +1,34 @@
+package metrics
+
+import "testing"
+
+func TestRequestInfo(t *testing.T) {
+	for _, tc := range []struct {
+		method, path, watch string
+		verb, resource      string
+		write               bool
+	}{
+		{"GET", "/api/v1/namespaces/a/configmaps/x", "", "get", "configmaps", false},
+		{"GET", "/api/v1/namespaces/a/configmaps", "", "list", "configmaps", false},
+		{"GET", "/api/v1/configmaps", "true", "watch", "configmaps", false},
+		{"GET", "/api/v1/namespaces", "", "list", "namespaces", false},
+		{"GET", "/api/v1/namespaces/a", "", "get", "namespaces", false},
+		{"PATCH", "/apis/apps/v1/namespaces/a/deployments/d", "", "patch", "deployments.apps", true},
+		{"PATCH", "/apis/operators.coreos.com.operator-manager.domain/v1/namespaces/a/blueprints/b/status", "", "patch",
+			"blueprints.operators.coreos.com.operator-manager.domain/status", true},
+		{"PUT", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/x.example.com/status", "", "update",
+			"customresourcedefinitions.apiextensions.k8s.io/status", true},
+		{"POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", "", "create", "subjectaccessreviews.authorization.k8s.io", false},
+		{"POST", "/api/v1/namespaces/a/serviceaccounts/s/token", "", "create", "serviceaccounts/token", true},
+		{"POST", "/api/v1/namespaces/a/events", "", "create", "events", true},
+		{"DELETE", "/apis/rbac.authorization.k8s.io/v1/clusterroles/r", "", "delete", "clusterroles.rbac.authorization.k8s.io", true},
+		{"DELETE", "/api/v1/namespaces/a/pods", "", "deletecollection", "pods", true},
+		{"GET", "/apis/apps/v1", "", "list", "", false},
+		{"GET", "/version", "", "list", "", false},
+	} {
+		verb, resource := RequestInfo(tc.method, tc.path, tc.watch)
+		if verb != tc.verb || resource != tc.resource || IsWrite(verb, resource) != tc.write {
+			t.Errorf("%s %s: got %s %q write=%v, want %s %q write=%v", tc.method, tc.path, verb, resource, IsWrite(verb, resource), tc.verb, tc.resource, tc.write)
+		}
+	}
+}

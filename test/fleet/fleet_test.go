@@ -1,0 +1,555 @@
+// Package fleet is the cluster benchmark harness: it measures operator-manager installing
+// a fleet of operators on the full local cluster (etcd, kube-apiserver, controller-manager,
+// scheduler, kwok), each figure beside its floor and its peer measured in the same run,
+// each contestant on a fresh cluster of its own:
+//
+//   - the floor: server-side applying the objects the manager's own render makes of each
+//     bundle, with no client-side rate limit, and waiting for the same Deployments;
+//   - the manager, running as its own ServiceAccount with the shipped RBAC and the whole
+//     shared community catalog loaded, given one Subscription per operator;
+//   - Helm (built from the Go module proxy, tools/helm), given the same objects packaged as
+//     one chart per bundle: `helm install --wait`, `helm upgrade --wait`,
+//     `helm rollback --wait`, `helm upgrade --rollback-on-failure`.
+//
+// It reports installation time, API requests per installation (from the manager's
+// operator_manager_api_requests_total), writes in an idle window after everything settled,
+// resident memory, and an upgrade, a rollback and an upgrade that fails its health gate.
+//
+//	make test            a smoke run: 3 channel heads, a 15 s idle window (checks it works;
+//	                     asserts no speed)
+//	make bench-cluster   OPM_FLEET_N=10,50,all, a 60 s idle window; the report goes to
+//	                     fleet-report.json and the log, for BENCHMARKS.md
+//
+// Environment: OPM_FLEET_N (comma-separated sizes; "all" is every head that installs on
+// its own), OPM_FLEET_IDLE (Go duration), OPM_FLEET_REPORT (JSON path), OPM_FLEET_CONCURRENCY
+// (how many installs the floor and Helm run at once; default 16), OPM_FLEET_MANAGER_ARGS
+// (extra flags of `operator-manager run`, space-separated).
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	"github.com/operator-manager/operator-manager/internal/catalog"
+	"github.com/operator-manager/operator-manager/internal/testenv"
+	"github.com/operator-manager/operator-manager/test/harness"
+)
+
+func TestMain(m *testing.M) {
+	ctrllog.SetLogger(logr.Discard())
+	os.Exit(m.Run())
+}
+
+// settings are the run's knobs, from the environment.
+type settings struct {
+	sizes       []int // 0: all
+	idle        time.Duration
+	concurrency int
+	managerArgs []string
+	report      string
+}
+
+func settingsFromEnv(t *testing.T) settings {
+	s := settings{sizes: []int{3}, idle: 15 * time.Second, concurrency: 16}
+	if v := os.Getenv("OPM_FLEET_N"); v != "" {
+		s.sizes = nil
+		for _, f := range strings.Split(v, ",") {
+			f = strings.TrimSpace(f)
+			if f == "all" {
+				s.sizes = append(s.sizes, 0)
+				continue
+			}
+			n, err := strconv.Atoi(f)
+			if err != nil || n < 1 {
+				t.Fatalf("OPM_FLEET_N=%q: want sizes like 10,50,all", v)
+			}
+			s.sizes = append(s.sizes, n)
+		}
+	}
+	if v := os.Getenv("OPM_FLEET_IDLE"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatalf("OPM_FLEET_IDLE=%q: %v", v, err)
+		}
+		s.idle = d
+	}
+	if v := os.Getenv("OPM_FLEET_CONCURRENCY"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("OPM_FLEET_CONCURRENCY=%q: want a positive number", v)
+		}
+		s.concurrency = n
+	}
+	s.managerArgs = strings.Fields(os.Getenv("OPM_FLEET_MANAGER_ARGS"))
+	s.report = os.Getenv("OPM_FLEET_REPORT")
+	return s
+}
+
+// fleetFigures are one size's results.
+type fleetFigures struct {
+	N                 int      `json:"n"`
+	ObjectsPerInstall float64  `json:"objectsPerInstall"`
+	Skipped           []string `json:"skipped,omitempty"`
+
+	FloorSeconds     float64 `json:"floorSeconds"`
+	ManagerSeconds   float64 `json:"managerSeconds"`
+	HelmSeconds      float64 `json:"helmSeconds"`
+	ManagerOverFloor float64 `json:"managerOverFloor"`
+	HelmOverFloor    float64 `json:"helmOverFloor"`
+
+	FloorFailures   []string `json:"floorFailures,omitempty"`
+	ManagerFailures []string `json:"managerFailures,omitempty"`
+	HelmFailures    []string `json:"helmFailures,omitempty"`
+
+	// From the manager's own request counters, from the first Subscription to everything
+	// settled (all Succeeded and 10 s more for the last status writes).
+	WritesPerInstall  float64  `json:"writesPerInstall"`
+	ReadsPerInstall   float64  `json:"readsPerInstall"`
+	Watches           float64  `json:"watches"`
+	WritesByResource  []string `json:"writesByResource"`
+	IdleWindowSeconds float64  `json:"idleWindowSeconds"`
+	IdleWrites        float64  `json:"idleWrites"`
+	IdleWriteDetail   []string `json:"idleWriteDetail,omitempty"`
+
+	RSSPeakMiB    float64 `json:"rssPeakMiB"`
+	RSSSettledMiB float64 `json:"rssSettledMiB"`
+}
+
+// lifecycleFigures are one operator's install, upgrade, rollback by hand, and an upgrade
+// whose health gate fails, for the floor, the manager and Helm, in seconds.
+type lifecycleFigures struct {
+	Package       string             `json:"package"`
+	HealthTimeout float64            `json:"healthTimeoutSeconds"`
+	Install       map[string]float64 `json:"install"`
+	Upgrade       map[string]float64 `json:"upgrade"`
+	Rollback      map[string]float64 `json:"rollback"`
+	// FailedUpgrade runs from the upgrade to a version whose pods never become ready until
+	// the old version serves again. The floor's is the health timeout plus re-applying
+	// the old version and waiting for its rollout; the manager's share is its time beyond
+	// that.
+	FailedUpgrade map[string]float64 `json:"failedUpgrade"`
+	ManagerShare  float64            `json:"managerShareSeconds"`
+
+	items   []item // 1.1.0, 1.2.0, the broken 1.3.0
+	timeout time.Duration
+}
+
+type report struct {
+	Date      string            `json:"date"`
+	Machine   string            `json:"machine"`
+	Command   string            `json:"command"`
+	Settings  string            `json:"settings"`
+	Fleets    []fleetFigures    `json:"fleets"`
+	Lifecycle *lifecycleFigures `json:"lifecycle,omitempty"`
+	Notes     []string          `json:"notes,omitempty"`
+}
+
+func TestFleet(t *testing.T) {
+	s := settingsFromEnv(t)
+	community := harness.CommunityDir()
+	if community == "" {
+		t.Skip("fleet: the shared community catalog is absent (../shared/catalogs/community-operators or $OPM_COMMUNITY_CATALOG); the fleet is its channel heads")
+	}
+	cat, err := catalog.Load(community, catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples, err := catalog.Load(sampleDir(), catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	helmBin, err := buildHelm(moduleRoot(), work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := &report{Date: time.Now().UTC().Format(time.RFC3339), Machine: machine(),
+		Command: "OPM_FLEET_N=" + os.Getenv("OPM_FLEET_N") + " go test ./test/fleet -run TestFleet -v",
+		Settings: fmt.Sprintf("sizes %v (0 = all), idle window %s, floor and Helm %d installs at once, manager args %v",
+			s.sizes, s.idle, s.concurrency, s.managerArgs)}
+	for i, n := range s.sizes {
+		items, skipped, err := heads(cat, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fig := fleetFigures{N: len(items), Skipped: skipped}
+		objects := 0
+		for _, it := range items {
+			objects += it.objectCount()
+		}
+		fig.ObjectsPerInstall = float64(objects) / float64(len(items))
+		var life *lifecycleFigures
+		if i == 0 {
+			if life, err = lifecycleItems(samples); err != nil {
+				t.Fatal(err)
+			}
+			rep.Lifecycle = life
+		}
+		t.Logf("fleet of %d channel heads (%.1f objects each): the floor", len(items), fig.ObjectsPerInstall)
+		onCluster(t, func(c *harness.Cluster) { runFloor(t, c, s, items, &fig, life) })
+		t.Logf("fleet of %d: the manager", len(items))
+		onCluster(t, func(c *harness.Cluster) { runManager(t, c, s, items, &fig, life) })
+		t.Logf("fleet of %d: Helm", len(items))
+		onCluster(t, func(c *harness.Cluster) { runHelm(t, c, s, helmBin, work, items, &fig, life) })
+		if fig.FloorSeconds > 0 {
+			fig.ManagerOverFloor = round2(fig.ManagerSeconds / fig.FloorSeconds)
+			fig.HelmOverFloor = round2(fig.HelmSeconds / fig.FloorSeconds)
+		}
+		rep.Fleets = append(rep.Fleets, fig)
+	}
+	if l := rep.Lifecycle; l != nil {
+		l.ManagerShare = round2(l.FailedUpgrade["manager"] - l.FailedUpgrade["floor"])
+	}
+	writeReport(t, s, rep)
+	// The smoke run checks the harness works: every contestant installed every operator.
+	for _, f := range rep.Fleets {
+		for _, fails := range [][]string{f.FloorFailures, f.ManagerFailures, f.HelmFailures} {
+			for _, msg := range fails {
+				t.Errorf("fleet of %d: %s", f.N, msg)
+			}
+		}
+	}
+}
+
+// onCluster starts a fresh full cluster, prepares it as the harness does, runs fn on it
+// and stops it.
+func onCluster(t *testing.T, fn func(*harness.Cluster)) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	e, err := testenv.Start(ctx, testenv.Options{Flavour: testenv.Full})
+	if err != nil {
+		t.Fatalf("starting a full cluster: %v", err)
+	}
+	defer e.Stop()
+	c, err := harness.NewCluster(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn(c)
+}
+
+// runFloor installs the fleet by raw server-side apply, then the lifecycle operator.
+func runFloor(t *testing.T, c *harness.Cluster, s settings, items []item, fig *fleetFigures, life *lifecycleFigures) {
+	ctx := context.Background()
+	f, err := newFloor(c.Env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.close()
+	start := time.Now()
+	errs, ends := inParallel(items, s.concurrency, func(it *item) error { return f.install(ctx, it) })
+	fig.FloorSeconds = secs(latest(ends).Sub(start))
+	fig.FloorFailures = failures(items, errs)
+	if life == nil {
+		return
+	}
+	its := life.items
+	step := func(what string, it *item, dst map[string]float64) {
+		t0 := time.Now()
+		if err := f.install(ctx, it); err != nil {
+			t.Errorf("floor %s: %v", what, err)
+		}
+		dst["floor"] = since(t0)
+	}
+	step("install", &its[0], life.Install)
+	step("upgrade", &its[1], life.Upgrade)
+	step("rollback", &its[0], life.Rollback)
+	// A failed upgrade at its cheapest: apply the broken version, give it the health
+	// timeout, apply the old one again and wait for its rollout.
+	t0 := time.Now()
+	if err := applyAll(ctx, f.c, &its[2]); err != nil {
+		t.Errorf("floor failed upgrade: %v", err)
+	}
+	time.Sleep(life.timeout)
+	if err := f.install(ctx, &its[0]); err != nil {
+		t.Errorf("floor failed upgrade, back to the old version: %v", err)
+	}
+	life.FailedUpgrade["floor"] = since(t0)
+}
+
+func applyAll(ctx context.Context, c client.Client, it *item) error {
+	for _, o := range append(append([]*unstructured.Unstructured{}, it.CRDs...), it.Objects...) {
+		if err := applyRetrying(ctx, c, o.DeepCopy()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runManager installs the fleet with the manager (one Subscription each, all at once),
+// measures its requests, an idle window and its memory, then the lifecycle operator.
+func runManager(t *testing.T, c *harness.Cluster, s settings, items []item, fig *fleetFigures, life *lifecycleFigures) {
+	ctx := context.Background()
+	m, err := c.StartManager("manager", harness.Options{Args: s.managerArgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Kill()
+	if err := waitCatalog(ctx, c.Client); err != nil {
+		t.Fatalf("%v\n%s", err, m.LogTail(4000))
+	}
+	f, err := newFloor(c.Env.Config) // only its Deployment informer, to wait
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.close()
+	before, err := scrape(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	errs, _ := inParallel(items, s.concurrency, func(it *item) error { return subscribe(ctx, c.Client, it, "", nil) })
+	for _, msg := range failures(items, errs) {
+		t.Fatalf("creating Subscriptions: %s", msg)
+	}
+	outcomes := waitFleet(ctx, c.Client, items, 10*time.Minute+time.Duration(len(items))*3*time.Second)
+	var last time.Time
+	for _, it := range items {
+		o := outcomes[it.Namespace]
+		if !o.ok {
+			fig.ManagerFailures = append(fig.ManagerFailures, it.Package+": "+o.reason)
+			continue
+		}
+		if o.at.After(last) {
+			last = o.at
+		}
+	}
+	if !last.IsZero() {
+		fig.ManagerSeconds = secs(last.Sub(start))
+	}
+	time.Sleep(10 * time.Second) // the last status writes and events of the fleet
+	settled, err := scrape(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := settled.minus(before)
+	n := float64(len(items))
+	w, r, watches := used.split()
+	fig.WritesPerInstall, fig.ReadsPerInstall, fig.Watches = round2(w/n), round2(r/n), watches
+	fig.WritesByResource = used.topWrites(n, 40)
+	time.Sleep(s.idle)
+	after, err := scrape(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idle := after.minus(settled)
+	fig.IdleWindowSeconds = s.idle.Seconds()
+	fig.IdleWrites, _, _ = idle.split()
+	fig.IdleWriteDetail = idle.topWrites(1, 20)
+	fig.RSSSettledMiB, fig.RSSPeakMiB = memory(m.Cmd.Process.Pid)
+	fig.RSSSettledMiB, fig.RSSPeakMiB = round2(fig.RSSSettledMiB), round2(fig.RSSPeakMiB)
+	if life == nil {
+		return
+	}
+	// The lifecycle operator comes from the samples, through a Directory CatalogSource.
+	its := life.items
+	ns := its[0].Namespace
+	health := &omv1.HealthPolicy{Timeout: &metav1.Duration{Duration: life.timeout}}
+	t0 := time.Now()
+	if err := subscribe(ctx, c.Client, &its[0], "samples", health); err == nil {
+		err = c.Client.Create(ctx, &omv1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Name: "samples", Namespace: ns},
+			Spec: omv1.CatalogSourceSpec{SourceType: omv1.SourceDirectory, Directory: c.SampleDir}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		t.Fatal(err)
+	}
+	if err := waitBlueprint(ctx, c.Client, f, &its[0], omv1.BlueprintSucceeded, 3*time.Minute); err != nil {
+		t.Fatalf("%v\n%s", err, m.LogTail(4000))
+	}
+	life.Install["manager"] = since(t0)
+	setVersion := func(v string) {
+		sub := &omv1.Subscription{}
+		if err := c.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "fleet"}, sub); err != nil {
+			t.Fatal(err)
+		}
+		patch := client.MergeFrom(sub.DeepCopy())
+		sub.Spec.Version = v
+		if err := c.Client.Patch(ctx, sub, patch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t0 = time.Now()
+	setVersion(its[1].Version)
+	if err := waitBlueprint(ctx, c.Client, f, &its[1], omv1.BlueprintSucceeded, 3*time.Minute); err != nil {
+		t.Fatalf("manager upgrade: %v\n%s", err, m.LogTail(4000))
+	}
+	life.Upgrade["manager"] = since(t0)
+	// By hand, as a person would: the CLI, waiting.
+	t0 = time.Now()
+	cmd := exec.Command(c.ManagerBin, "rollback", "fleet", "-n", ns, "--to-revision", "1", "--wait", "--kubeconfig", c.Env.Kubeconfig)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("operator-manager rollback: %v\n%s", err, out)
+	}
+	if err := waitBlueprint(ctx, c.Client, f, &its[0], omv1.BlueprintSucceeded, time.Minute); err != nil {
+		t.Fatalf("manager rollback: %v", err)
+	}
+	life.Rollback["manager"] = since(t0)
+	t0 = time.Now()
+	setVersion(its[2].Version)
+	if err := waitBlueprint(ctx, c.Client, f, &its[0], omv1.BlueprintRolledBack, life.timeout+3*time.Minute); err != nil {
+		t.Fatalf("manager failed upgrade: %v\n%s", err, m.LogTail(4000))
+	}
+	life.FailedUpgrade["manager"] = since(t0)
+}
+
+// runHelm installs the fleet with Helm, one release per operator, then the lifecycle
+// operator.
+func runHelm(t *testing.T, c *harness.Cluster, s settings, bin, work string, items []item, fig *fleetFigures, life *lifecycleFigures) {
+	ctx := context.Background()
+	h := &helm{bin: bin, kubeconfig: c.Env.Kubeconfig, home: filepath.Join(c.Work, "helm")}
+	charts := filepath.Join(c.Work, "charts")
+	paths := map[string]string{}
+	for i := range items {
+		p, err := writeChart(charts, &items[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths[items[i].Namespace] = p
+	}
+	start := time.Now()
+	errs, ends := inParallel(items, s.concurrency, func(it *item) error { return h.install(ctx, it, paths[it.Namespace]) })
+	fig.HelmSeconds = secs(latest(ends).Sub(start))
+	fig.HelmFailures = failures(items, errs)
+	if life == nil {
+		return
+	}
+	f, err := newFloor(c.Env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.close()
+	its := life.items
+	var lc [3]string
+	for i := range its {
+		if lc[i], err = writeChart(charts, &its[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ns, timeout := its[0].Namespace, fmt.Sprint(life.timeout)
+	timed := func(dst map[string]float64, args ...string) {
+		t0 := time.Now()
+		if err := h.run(ctx, args...); err != nil {
+			t.Error(err)
+		}
+		dst["helm"] = since(t0)
+	}
+	timed(life.Install, "install", "fleet", lc[0], "-n", ns, "--create-namespace", "--wait=watcher", "--timeout", "5m")
+	timed(life.Upgrade, "upgrade", "fleet", lc[1], "-n", ns, "--wait=watcher", "--timeout", "5m")
+	timed(life.Rollback, "rollback", "fleet", "1", "-n", ns, "--wait=watcher", "--timeout", "5m")
+	// Helm's own automatic rollback: it fails the upgrade after --timeout and rolls back.
+	t0 := time.Now()
+	if err := h.run(ctx, "upgrade", "fleet", lc[2], "-n", ns, "--wait=watcher", "--timeout", timeout, "--rollback-on-failure"); err == nil {
+		t.Errorf("helm upgrade to the broken %s succeeded", its[2].Version)
+	}
+	if err := f.wait(ctx, ns, its[0].Deployments); err != nil {
+		t.Errorf("helm failed upgrade, back to the old version: %v", err)
+	}
+	life.FailedUpgrade["helm"] = since(t0)
+}
+
+// lifecycleItems render the sample cache-operator at 1.1.0, 1.2.0 and the broken 1.3.0.
+func lifecycleItems(samples *catalog.Catalog) (*lifecycleFigures, error) {
+	life := &lifecycleFigures{Package: "cache-operator (samples)", timeout: 30 * time.Second,
+		Install: map[string]float64{}, Upgrade: map[string]float64{}, Rollback: map[string]float64{}, FailedUpgrade: map[string]float64{}}
+	life.HealthTimeout = life.timeout.Seconds()
+	for _, v := range []string{"1.1.0", "1.2.0", "1.3.0"} {
+		b, ch, err := bundleAt(samples, "cache-operator", v)
+		if err != nil {
+			return nil, err
+		}
+		it, err := render1(samples, b, ch, "fleet-lifecycle")
+		if err != nil {
+			return nil, err
+		}
+		life.items = append(life.items, it)
+	}
+	return life, nil
+}
+
+func latest(ts []time.Time) time.Time {
+	var out time.Time
+	for _, t := range ts {
+		if t.After(out) {
+			out = t
+		}
+	}
+	return out
+}
+
+func failures(items []item, errs []error) []string {
+	var out []string
+	for i, err := range errs {
+		if err != nil {
+			out = append(out, items[i].Package+": "+err.Error())
+		}
+	}
+	return out
+}
+
+func round2(x float64) float64 { return float64(int64(x*100+0.5)) / 100 }
+
+func machine() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s, %d cores (GOMAXPROCS %d), %s/%s, %s", host, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, runtime.Version())
+}
+
+func moduleRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+func sampleDir() string { return filepath.Join(moduleRoot(), "samples", "catalog") }
+
+// writeReport writes the JSON report and logs it as a table for BENCHMARKS.md.
+func writeReport(t *testing.T, s settings, rep *report) {
+	path := s.report
+	if path == "" {
+		path = filepath.Join(t.TempDir(), "fleet-report.json")
+	}
+	data, _ := json.MarshalIndent(rep, "", "  ")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Errorf("writing the report: %v", err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "fleet benchmark, %s; %s\n", rep.Machine, rep.Settings)
+	fmt.Fprintf(&b, "| N | objects each | floor s | manager s | Helm s | manager/floor | Helm/floor | writes/install | reads/install | idle writes (%gs) | RSS peak / settled MiB |\n", s.idle.Seconds())
+	for _, f := range rep.Fleets {
+		fmt.Fprintf(&b, "| %d | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %.1f | %.1f | %g | %.0f / %.0f |\n", f.N, f.ObjectsPerInstall,
+			f.FloorSeconds, f.ManagerSeconds, f.HelmSeconds, f.ManagerOverFloor, f.HelmOverFloor, f.WritesPerInstall, f.ReadsPerInstall,
+			f.IdleWrites, f.RSSPeakMiB, f.RSSSettledMiB)
+		fmt.Fprintf(&b, "  writes per install by resource: %s\n", strings.Join(f.WritesByResource, ", "))
+		if len(f.IdleWriteDetail) > 0 {
+			fmt.Fprintf(&b, "  idle writes: %s\n", strings.Join(f.IdleWriteDetail, ", "))
+		}
+	}
+	if l := rep.Lifecycle; l != nil {
+		fmt.Fprintf(&b, "| %s (health timeout %gs) | floor s | manager s | Helm s |\n", l.Package, l.HealthTimeout)
+		for _, row := range []struct {
+			name string
+			m    map[string]float64
+		}{{"install", l.Install}, {"upgrade", l.Upgrade}, {"rollback by hand", l.Rollback}, {"failed upgrade to old version serving", l.FailedUpgrade}} {
+			fmt.Fprintf(&b, "| %s | %.1f | %.1f | %.1f |\n", row.name, row.m["floor"], row.m["manager"], row.m["helm"])
+		}
+		fmt.Fprintf(&b, "manager's share of the failed upgrade beyond the floor: %.1f s\n", l.ManagerShare)
+	}
+	t.Logf("report: %s\n%s", path, b.String())
+}

@@ -1,0 +1,235 @@
+package fleet
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	"github.com/operator-manager/operator-manager/internal/controller/catalogsource"
+	"github.com/operator-manager/operator-manager/internal/metrics"
+	"github.com/operator-manager/operator-manager/test/harness"
+)
+
+// requests are the manager's API requests by "verb resource", from its
+// operator_manager_api_requests_total metric.
+type requests map[string]float64
+
+// scrape reads the manager's request counters and its resident memory.
+func scrape(m *harness.Manager) (requests, error) {
+	resp, err := http.Get("http://" + m.Metrics + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	out := requests{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	const prefix = "operator_manager_api_requests_total{"
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, prefix) {
+			continue
+		}
+		labels, value, ok := strings.Cut(strings.TrimPrefix(line, prefix), "} ")
+		if !ok {
+			continue
+		}
+		var verb, resource string
+		for _, kv := range strings.Split(labels, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			v = strings.Trim(v, `"`)
+			switch k {
+			case "verb":
+				verb = v
+			case "resource":
+				resource = v
+			}
+		}
+		n, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			return nil, fmt.Errorf("metric line %q: %w", line, err)
+		}
+		out[verb+" "+resource] += n
+	}
+	return out, sc.Err()
+}
+
+// minus is what happened between an earlier scrape and this one.
+func (r requests) minus(before requests) requests {
+	out := requests{}
+	for k, v := range r {
+		if d := v - before[k]; d > 0 {
+			out[k] = d
+		}
+	}
+	return out
+}
+
+// split counts writes (what changes stored state), reads (get, list) and watches.
+func (r requests) split() (writes, reads, watches float64) {
+	for k, v := range r {
+		verb, resource, _ := strings.Cut(k, " ")
+		switch {
+		case metrics.IsWrite(verb, resource):
+			writes += v
+		case verb == "watch":
+			watches += v
+		case verb == "get" || verb == "list":
+			reads += v
+		}
+	}
+	return
+}
+
+// top lists the writes by resource, most first: where an installation's writes go.
+func (r requests) topWrites(per float64, n int) []string {
+	type kv struct {
+		k string
+		v float64
+	}
+	var all []kv
+	for k, v := range r {
+		verb, resource, _ := strings.Cut(k, " ")
+		if metrics.IsWrite(verb, resource) {
+			all = append(all, kv{k, v})
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].v > all[j].v || all[i].v == all[j].v && all[i].k < all[j].k })
+	var out []string
+	for i, e := range all {
+		if i == n {
+			break
+		}
+		out = append(out, fmt.Sprintf("%s %.1f", e.k, e.v/per))
+	}
+	return out
+}
+
+// memory reads a process's resident memory now and its peak, in MiB.
+func memory(pid int) (rss, peak float64) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		kb, _ := strconv.ParseFloat(f[1], 64)
+		switch f[0] {
+		case "VmRSS:":
+			rss = kb / 1024
+		case "VmHWM:":
+			peak = kb / 1024
+		}
+	}
+	return rss, peak
+}
+
+// waitCatalog waits until the manager's default CatalogSource is Ready: the catalog is
+// loaded before the clock starts, as on a cluster that has run for a while.
+func waitCatalog(ctx context.Context, c client.Client) error {
+	deadline := time.Now().Add(5 * time.Minute)
+	for time.Now().Before(deadline) {
+		cs := &omv1.CatalogSource{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: harness.ManagerNamespace, Name: catalogsource.DefaultName}, cs); err == nil {
+			if meta.IsStatusConditionTrue(cs.Status.Conditions, omv1.ConditionReady) {
+				return nil
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("the default CatalogSource was not Ready within 5m")
+}
+
+// subscribe creates the item's namespace and a Subscription pinned to its version.
+func subscribe(ctx context.Context, c client.Client, it *item, catalogName string, health *omv1.HealthPolicy) error {
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: it.Namespace}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	sub := &omv1.Subscription{ObjectMeta: metav1.ObjectMeta{Name: "fleet", Namespace: it.Namespace},
+		Spec: omv1.SubscriptionSpec{Package: it.Package, Channel: it.Channel, Version: it.Version, Catalog: catalogName, Health: health}}
+	return c.Create(ctx, sub)
+}
+
+// outcome is where one installation ended.
+type outcome struct {
+	ok     bool
+	at     time.Time
+	reason string
+}
+
+// waitFleet lists the Blueprints every 250 ms until every item runs its version
+// (Succeeded) or has ended otherwise, or the timeout passes; it returns each item's
+// outcome, keyed by namespace.
+func waitFleet(ctx context.Context, c client.Client, items []item, timeout time.Duration) map[string]outcome {
+	want := map[string]string{}
+	for _, it := range items {
+		want[it.Namespace] = it.Version
+	}
+	out := map[string]outcome{}
+	deadline := time.Now().Add(timeout)
+	for len(out) < len(items) && time.Now().Before(deadline) {
+		list := &omv1.BlueprintList{}
+		if err := c.List(ctx, list); err == nil {
+			now := time.Now()
+			for _, bp := range list.Items {
+				v, mine := want[bp.Namespace]
+				if _, seen := out[bp.Namespace]; !mine || seen || bp.Status.ObservedGeneration != bp.Generation {
+					continue
+				}
+				switch bp.Status.Phase {
+				case omv1.BlueprintSucceeded:
+					if bp.Status.CurrentVersion == v {
+						out[bp.Namespace] = outcome{ok: true, at: now}
+					}
+				case omv1.BlueprintFailed, omv1.BlueprintRolledBack, omv1.BlueprintBlocked:
+					reason := string(bp.Status.Phase)
+					if cond := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionReady); cond != nil {
+						reason += ": " + cond.Reason + ": " + cond.Message
+					}
+					out[bp.Namespace] = outcome{at: now, reason: reason}
+				}
+			}
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	for _, it := range items {
+		if _, ok := out[it.Namespace]; !ok {
+			out[it.Namespace] = outcome{reason: fmt.Sprintf("no outcome within %s", timeout)}
+		}
+	}
+	return out
+}
+
+// waitBlueprint waits until the Blueprint ns/fleet is in phase at version and its
+// Deployments have rolled out (the old version serving again, after a rollback).
+func waitBlueprint(ctx context.Context, c client.Client, f *floor, it *item, phase omv1.BlueprintPhase, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	last := ""
+	for time.Now().Before(deadline) {
+		bp := &omv1.Blueprint{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: it.Namespace, Name: "fleet"}, bp); err == nil {
+			last = fmt.Sprintf("%s at %s", bp.Status.Phase, bp.Status.CurrentVersion)
+			if bp.Status.ObservedGeneration == bp.Generation && bp.Status.Phase == phase && bp.Status.CurrentVersion == it.Version {
+				return f.wait(ctx, it.Namespace, it.Deployments)
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("%s/fleet: not %s at %s within %s (last: %s)", it.Namespace, phase, it.Version, timeout, last)
+}
