@@ -63,6 +63,7 @@ and leader election is on; local runs serve plain /metrics and run alone.`,
 	f.BoolVar(&opts.SecureMetrics, "metrics-secure", false, "serve /metrics over HTTPS to callers the API server authenticates and authorizes for get on /metrics (default: on in a cluster, off locally)")
 	f.StringVar(&opts.MetricsCertDir, "metrics-cert-dir", "", "directory with tls.crt and tls.key for --metrics-secure (default: a self-signed certificate)")
 	f.StringVar(&opts.ProbeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz probes")
+	f.StringVar(&opts.PprofAddr, "pprof-bind-address", "", "address of Go's /debug/pprof profiles (memory, CPU), for diagnosing the manager; empty: off")
 	f.BoolVar(&opts.LeaderElect, "leader-elect", false, "elect one active manager through a Lease (default: on in a cluster, off locally)")
 	f.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the manager's namespace)")
 	f.StringVar(&opts.Namespace, "manager-namespace", "", "namespace of the manager's own objects, such as the default CatalogSource (default: $POD_NAMESPACE, or operator-manager-system in a cluster, default locally)")

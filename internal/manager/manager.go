@@ -73,6 +73,8 @@ type Options struct {
 	DefaultServiceAccount string
 	// Workers is how many objects of each kind are reconciled at once.
 	Workers Workers
+	// PprofAddr serves Go's /debug/pprof profiles; empty turns them off.
+	PprofAddr string
 	// QPS and Burst limit the manager's requests to the API server (client-side).
 	QPS   float32
 	Burst int
@@ -116,6 +118,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, setups ...Setup) e
 		RenewDeadline:           nonZero(opts.RenewDeadline),
 		RetryPeriod:             nonZero(opts.RetryPeriod),
 		HealthProbeBindAddress:  opts.ProbeAddr,
+		PprofBindAddress:        opts.PprofAddr,
 		LeaderElection:          opts.LeaderElect,
 		LeaderElectionID:        LeaderElectionID,
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,

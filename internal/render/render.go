@@ -12,6 +12,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -171,7 +172,67 @@ func Render(in Input) (*Objects, error) {
 	if err := renderWebhooks(in, out, meta); err != nil {
 		return nil, err
 	}
+	if err := dedupeOthers(out); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// dedupeOthers leaves one object per identity among what is applied. A bundle may ship,
+// besides its CSV, an object the CSV makes anyway (most often the ServiceAccount its
+// permissions name), or the same manifest twice. Applied twice with different content,
+// each apply undoes the other, so the installation would never settle: every apply is a
+// change, every change is drift to repair. A bundle's ServiceAccount is merged into the
+// generated one (its labels, annotations, secrets and pull secrets kept); any other
+// bundle object the CSV also defines yields to the CSV's; of a manifest given twice, the
+// last counts, as kubectl apply of the directory would leave it.
+func dedupeOthers(out *Objects) error {
+	generated := map[string]bool{}
+	for _, o := range out.InApplyOrder() {
+		if _, isOther := o.(*unstructured.Unstructured); !isOther {
+			generated[identityOf(o)] = true
+		}
+	}
+	accounts := map[string]*corev1.ServiceAccount{}
+	for _, sa := range out.ServiceAccounts {
+		accounts[sa.Name] = sa
+	}
+	last := map[string]int{}
+	for i, o := range out.Others {
+		last[identityOf(o)] = i
+	}
+	var kept []*unstructured.Unstructured
+	for i, o := range out.Others {
+		id := identityOf(o)
+		switch {
+		case last[id] != i:
+			out.Moved = append(out.Moved, fmt.Sprintf("bundle %s %s is given more than once: the last one is applied", o.GetKind(), o.GetName()))
+		case generated[id] && o.GetKind() == "ServiceAccount" && accounts[o.GetName()] != nil:
+			var bundled corev1.ServiceAccount
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &bundled); err != nil {
+				return fmt.Errorf("bundle ServiceAccount %s: %w", o.GetName(), err)
+			}
+			sa := accounts[o.GetName()]
+			sa.Labels = mergeMaps(bundled.Labels, sa.Labels)
+			sa.Annotations = mergeMaps(bundled.Annotations, sa.Annotations)
+			sa.Secrets, sa.ImagePullSecrets = bundled.Secrets, bundled.ImagePullSecrets
+			sa.AutomountServiceAccountToken = bundled.AutomountServiceAccountToken
+			out.Moved = append(out.Moved, fmt.Sprintf("bundle ServiceAccount %s is merged into the one the CSV names", o.GetName()))
+		case generated[id]:
+			out.Moved = append(out.Moved, fmt.Sprintf("bundle %s %s is also defined by the CSV: the CSV's is applied", o.GetKind(), o.GetName()))
+		default:
+			kept = append(kept, o)
+		}
+	}
+	out.Others = kept
+	return nil
+}
+
+// identityOf is an object's group, kind, namespace and name: two applies of one identity
+// write the same object.
+func identityOf(o client.Object) string {
+	gvk := o.GetObjectKind().GroupVersionKind()
+	return gvk.Group + "/" + gvk.Kind + "/" + o.GetNamespace() + "/" + o.GetName()
 }
 
 // renderOperatorCondition adds the OperatorCondition of the CSV (named after it, as OLM

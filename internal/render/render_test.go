@@ -299,3 +299,46 @@ func TestRenderDropsRepeatedEnvAndPorts(t *testing.T) {
 		t.Error("Render modified its input")
 	}
 }
+
+// TestRenderOneObjectPerIdentity: a bundle shipping the ServiceAccount its CSV names
+// (apicurio-registry 1.0.0 in the community catalog), or a manifest twice, still applies
+// each object once. Applied twice with different content, each apply undid the other and
+// the installation re-applied itself ten times a second.
+func TestRenderOneObjectPerIdentity(t *testing.T) {
+	c := sampleContent(t, "cache-operator.v1.2.0")
+	sa := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ServiceAccount",
+		"metadata":         map[string]any{"name": "cache-operator", "labels": map[string]any{"app.kubernetes.io/name": "cache"}},
+		"imagePullSecrets": []any{map[string]any{"name": "registry"}}}}
+	cm := func(v string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": "settings"}, "data": map[string]any{"v": v}}}
+	}
+	objs, err := Render(Input{Namespace: "ops", CSVName: c.CSV.Name, Package: "cache-operator", Spec: &c.CSV.Spec,
+		TargetNamespaces: []string{"ops"}, Others: []*unstructured.Unstructured{sa, cm("1"), cm("2")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, o := range objs.InApplyOrder() {
+		seen[identityOf(o)]++
+	}
+	for id, n := range seen {
+		if n > 1 {
+			t.Errorf("%s is applied %d times", id, n)
+		}
+	}
+	if len(objs.ServiceAccounts) != 1 {
+		t.Fatalf("service accounts = %+v", objs.ServiceAccounts)
+	}
+	got := objs.ServiceAccounts[0]
+	if got.Labels["app.kubernetes.io/name"] != "cache" || got.Labels[LabelPackage] == "" ||
+		len(got.ImagePullSecrets) != 1 || got.ImagePullSecrets[0].Name != "registry" {
+		t.Errorf("the bundle's ServiceAccount is not merged into the generated one: %+v", got)
+	}
+	if len(objs.Others) != 1 || objs.Others[0].Object["data"].(map[string]any)["v"] != "2" {
+		t.Errorf("others = %+v, want the last ConfigMap only", objs.Others)
+	}
+	if len(objs.Moved) != 2 {
+		t.Errorf("moved = %q, want a line for the merged account and one for the repeated ConfigMap", objs.Moved)
+	}
+}

@@ -23,7 +23,8 @@
 // Environment: OPM_FLEET_N (comma-separated sizes; "all" is every head that installs on
 // its own), OPM_FLEET_IDLE (Go duration), OPM_FLEET_REPORT (JSON path), OPM_FLEET_CONCURRENCY
 // (how many installs the floor and Helm run at once; default 16), OPM_FLEET_MANAGER_ARGS
-// (extra flags of `operator-manager run`, space-separated).
+// (extra flags of `operator-manager run`, space-separated), OPM_FLEET_ONLY (some of
+// floor,manager,helm).
 package fleet
 
 import (
@@ -47,6 +48,7 @@ import (
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	"github.com/operator-manager/operator-manager/internal/catalog"
+	"github.com/operator-manager/operator-manager/internal/crashpoint"
 	"github.com/operator-manager/operator-manager/internal/testenv"
 	"github.com/operator-manager/operator-manager/test/harness"
 )
@@ -63,7 +65,13 @@ type settings struct {
 	concurrency int
 	managerArgs []string
 	report      string
+	// pprof, when set (OPM_FLEET_PPROF=DIR), saves the settled manager's heap profile there.
+	pprof string
+	// only runs some contestants (OPM_FLEET_ONLY=manager), for working on one of them.
+	only map[string]bool
 }
+
+func (s settings) runs(contestant string) bool { return len(s.only) == 0 || s.only[contestant] }
 
 func settingsFromEnv(t *testing.T) settings {
 	s := settings{sizes: []int{3}, idle: 15 * time.Second, concurrency: 16}
@@ -98,6 +106,13 @@ func settingsFromEnv(t *testing.T) settings {
 	}
 	s.managerArgs = strings.Fields(os.Getenv("OPM_FLEET_MANAGER_ARGS"))
 	s.report = os.Getenv("OPM_FLEET_REPORT")
+	s.pprof = os.Getenv("OPM_FLEET_PPROF")
+	if v := os.Getenv("OPM_FLEET_ONLY"); v != "" {
+		s.only = map[string]bool{}
+		for _, c := range strings.Split(v, ",") {
+			s.only[strings.TrimSpace(c)] = true
+		}
+	}
 	return s
 }
 
@@ -105,6 +120,7 @@ func settingsFromEnv(t *testing.T) settings {
 type fleetFigures struct {
 	N                 int      `json:"n"`
 	ObjectsPerInstall float64  `json:"objectsPerInstall"`
+	ObjectsByKind     []string `json:"objectsByKind"`
 	Skipped           []string `json:"skipped,omitempty"`
 
 	FloorSeconds     float64 `json:"floorSeconds"`
@@ -126,9 +142,12 @@ type fleetFigures struct {
 	IdleWindowSeconds float64  `json:"idleWindowSeconds"`
 	IdleWrites        float64  `json:"idleWrites"`
 	IdleWriteDetail   []string `json:"idleWriteDetail,omitempty"`
+	IdleWritePaths    []string `json:"idleWritePaths,omitempty"`
 
 	RSSPeakMiB    float64 `json:"rssPeakMiB"`
 	RSSSettledMiB float64 `json:"rssSettledMiB"`
+	// RSSAnonMiB is the settled RSS less the binary's mapped pages: heap, stacks, runtime.
+	RSSAnonMiB float64 `json:"rssAnonMiB"`
 }
 
 // lifecycleFigures are one operator's install, upgrade, rollback by hand, and an upgrade
@@ -189,10 +208,14 @@ func TestFleet(t *testing.T) {
 			t.Fatal(err)
 		}
 		fig := fleetFigures{N: len(items), Skipped: skipped}
-		objects := 0
+		objects, kinds := 0, requests{}
 		for _, it := range items {
 			objects += it.objectCount()
+			for _, o := range append(append([]*unstructured.Unstructured{}, it.CRDs...), it.Objects...) {
+				kinds["apply "+o.GetKind()]++
+			}
 		}
+		fig.ObjectsByKind = kinds.top(float64(len(items)), 40)
 		fig.ObjectsPerInstall = float64(objects) / float64(len(items))
 		var life *lifecycleFigures
 		if i == 0 {
@@ -201,12 +224,18 @@ func TestFleet(t *testing.T) {
 			}
 			rep.Lifecycle = life
 		}
-		t.Logf("fleet of %d channel heads (%.1f objects each): the floor", len(items), fig.ObjectsPerInstall)
-		onCluster(t, func(c *harness.Cluster) { runFloor(t, c, s, items, &fig, life) })
-		t.Logf("fleet of %d: the manager", len(items))
-		onCluster(t, func(c *harness.Cluster) { runManager(t, c, s, items, &fig, life) })
-		t.Logf("fleet of %d: Helm", len(items))
-		onCluster(t, func(c *harness.Cluster) { runHelm(t, c, s, helmBin, work, items, &fig, life) })
+		if s.runs("floor") {
+			t.Logf("fleet of %d channel heads (%.1f objects each): the floor", len(items), fig.ObjectsPerInstall)
+			onCluster(t, func(c *harness.Cluster) { runFloor(t, c, s, items, &fig, life) })
+		}
+		if s.runs("manager") {
+			t.Logf("fleet of %d: the manager", len(items))
+			onCluster(t, func(c *harness.Cluster) { runManager(t, c, s, items, &fig, life) })
+		}
+		if s.runs("helm") {
+			t.Logf("fleet of %d: Helm", len(items))
+			onCluster(t, func(c *harness.Cluster) { runHelm(t, c, s, helmBin, work, items, &fig, life) })
+		}
 		if fig.FloorSeconds > 0 {
 			fig.ManagerOverFloor = round2(fig.ManagerSeconds / fig.FloorSeconds)
 			fig.HelmOverFloor = round2(fig.HelmSeconds / fig.FloorSeconds)
@@ -297,7 +326,13 @@ func applyAll(ctx context.Context, c client.Client, it *item) error {
 // measures its requests, an idle window and its memory, then the lifecycle operator.
 func runManager(t *testing.T, c *harness.Cluster, s settings, items []item, fig *fleetFigures, life *lifecycleFigures) {
 	ctx := context.Background()
-	m, err := c.StartManager("manager", harness.Options{Args: s.managerArgs})
+	// Every write is logged too (method and path): the idle window's writes are reported
+	// by object, so a looping installation is named.
+	args := s.managerArgs
+	if s.pprof != "" {
+		args = append([]string{"--pprof-bind-address=127.0.0.1:16060"}, args...)
+	}
+	m, err := c.StartManager("manager", harness.Options{Args: args, Env: []string{crashpoint.EnvLogWrites + "=1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,6 +374,7 @@ func runManager(t *testing.T, c *harness.Cluster, s settings, items []item, fig 
 	if err != nil {
 		t.Fatal(err)
 	}
+	writesBefore := len(loggedWrites(m))
 	used := settled.minus(before)
 	n := float64(len(items))
 	w, r, watches := used.split()
@@ -353,8 +389,12 @@ func runManager(t *testing.T, c *harness.Cluster, s settings, items []item, fig 
 	fig.IdleWindowSeconds = s.idle.Seconds()
 	fig.IdleWrites, _, _ = idle.split()
 	fig.IdleWriteDetail = idle.topWrites(1, 20)
-	fig.RSSSettledMiB, fig.RSSPeakMiB = memory(m.Cmd.Process.Pid)
-	fig.RSSSettledMiB, fig.RSSPeakMiB = round2(fig.RSSSettledMiB), round2(fig.RSSPeakMiB)
+	fig.IdleWritePaths = topPaths(loggedWrites(m)[writesBefore:], 20)
+	rss, peak, anon := memory(m.Cmd.Process.Pid)
+	fig.RSSSettledMiB, fig.RSSPeakMiB, fig.RSSAnonMiB = round2(rss), round2(peak), round2(anon)
+	if s.pprof != "" {
+		saveHeapProfile(t, m, s.pprof)
+	}
 	if life == nil {
 		return
 	}
@@ -531,14 +571,15 @@ func writeReport(t *testing.T, s settings, rep *report) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "fleet benchmark, %s; %s\n", rep.Machine, rep.Settings)
-	fmt.Fprintf(&b, "| N | objects each | floor s | manager s | Helm s | manager/floor | Helm/floor | writes/install | reads/install | idle writes (%gs) | RSS peak / settled MiB |\n", s.idle.Seconds())
+	fmt.Fprintf(&b, "| N | objects each | floor s | manager s | Helm s | manager/floor | Helm/floor | writes/install | reads/install | idle writes (%gs) | RSS peak / settled (anon) MiB |\n", s.idle.Seconds())
 	for _, f := range rep.Fleets {
-		fmt.Fprintf(&b, "| %d | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %.1f | %.1f | %g | %.0f / %.0f |\n", f.N, f.ObjectsPerInstall,
+		fmt.Fprintf(&b, "| %d | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %.1f | %.1f | %g | %.0f / %.0f (%.0f) |\n", f.N, f.ObjectsPerInstall,
 			f.FloorSeconds, f.ManagerSeconds, f.HelmSeconds, f.ManagerOverFloor, f.HelmOverFloor, f.WritesPerInstall, f.ReadsPerInstall,
-			f.IdleWrites, f.RSSPeakMiB, f.RSSSettledMiB)
+			f.IdleWrites, f.RSSPeakMiB, f.RSSSettledMiB, f.RSSAnonMiB)
+		fmt.Fprintf(&b, "  objects per install by kind: %s\n", strings.Join(f.ObjectsByKind, ", "))
 		fmt.Fprintf(&b, "  writes per install by resource: %s\n", strings.Join(f.WritesByResource, ", "))
 		if len(f.IdleWriteDetail) > 0 {
-			fmt.Fprintf(&b, "  idle writes: %s\n", strings.Join(f.IdleWriteDetail, ", "))
+			fmt.Fprintf(&b, "  idle writes: %s\n  idle writes by object: %s\n", strings.Join(f.IdleWriteDetail, ", "), strings.Join(f.IdleWritePaths, ", "))
 		}
 	}
 	if l := rep.Lifecycle; l != nil {

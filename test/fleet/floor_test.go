@@ -133,7 +133,6 @@ func rolledOut(d *appsv1.Deployment) bool {
 	return false
 }
 
-
 // inParallel runs fn over items with at most limit at once and returns each one's error
 // and finishing time.
 func inParallel(items []item, limit int, fn func(*item) error) ([]error, []time.Time) {

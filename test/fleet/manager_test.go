@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -94,18 +97,27 @@ func (r requests) split() (writes, reads, watches float64) {
 	return
 }
 
-// top lists the writes by resource, most first: where an installation's writes go.
+// topWrites lists the writes by resource, most first: where an installation's writes go.
 func (r requests) topWrites(per float64, n int) []string {
+	writes := requests{}
+	for k, v := range r {
+		verb, resource, _ := strings.Cut(k, " ")
+		if metrics.IsWrite(verb, resource) {
+			writes[k] = v
+		}
+	}
+	return writes.top(per, n)
+}
+
+// top lists the counts, most first, each divided by per.
+func (r requests) top(per float64, n int) []string {
 	type kv struct {
 		k string
 		v float64
 	}
 	var all []kv
 	for k, v := range r {
-		verb, resource, _ := strings.Cut(k, " ")
-		if metrics.IsWrite(verb, resource) {
-			all = append(all, kv{k, v})
-		}
+		all = append(all, kv{k, v})
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].v > all[j].v || all[i].v == all[j].v && all[i].k < all[j].k })
 	var out []string
@@ -118,11 +130,12 @@ func (r requests) topWrites(per float64, n int) []string {
 	return out
 }
 
-// memory reads a process's resident memory now and its peak, in MiB.
-func memory(pid int) (rss, peak float64) {
+// memory reads a process's resident memory now and its peak, in MiB, and how much of it
+// is anonymous (heap, stacks) rather than the binary's own pages.
+func memory(pid int) (rss, peak, anon float64) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, 0
+		return 0, 0, 0
 	}
 	for _, line := range strings.Split(string(data), "\n") {
 		f := strings.Fields(line)
@@ -135,9 +148,11 @@ func memory(pid int) (rss, peak float64) {
 			rss = kb / 1024
 		case "VmHWM:":
 			peak = kb / 1024
+		case "RssAnon:":
+			anon = kb / 1024
 		}
 	}
-	return rss, peak
+	return rss, peak, anon
 }
 
 // waitCatalog waits until the manager's default CatalogSource is Ready: the catalog is
@@ -232,4 +247,64 @@ func waitBlueprint(ctx context.Context, c client.Client, f *floor, it *item, pha
 		time.Sleep(100 * time.Millisecond)
 	}
 	return fmt.Errorf("%s/fleet: not %s at %s within %s (last: %s)", it.Namespace, phase, it.Version, timeout, last)
+}
+
+// loggedWrites are the writes the manager logged (crashpoint.EnvLogWrites), in order, as
+// "METHOD PATH".
+func loggedWrites(m *harness.Manager) []string {
+	data, _ := os.ReadFile(m.Log)
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		// write 12: PATCH /apis/apps/v1/namespaces/a/deployments/d (200)
+		if !strings.HasPrefix(line, "write ") {
+			continue
+		}
+		if _, rest, ok := strings.Cut(line, ": "); ok {
+			if i := strings.LastIndex(rest, " ("); i > 0 {
+				rest = rest[:i]
+			}
+			out = append(out, rest)
+		}
+	}
+	return out
+}
+
+// topPaths counts writes by "METHOD PATH", most first.
+func topPaths(writes []string, n int) []string {
+	count := map[string]int{}
+	for _, w := range writes {
+		count[w]++
+	}
+	keys := make([]string, 0, len(count))
+	for k := range count {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		return count[keys[i]] > count[keys[j]] || count[keys[i]] == count[keys[j]] && keys[i] < keys[j]
+	})
+	var out []string
+	for i, k := range keys {
+		if i == n {
+			break
+		}
+		out = append(out, fmt.Sprintf("%s %d", k, count[k]))
+	}
+	return out
+}
+
+// saveHeapProfile writes the manager's heap profile (pprof) into dir.
+func saveHeapProfile(t *testing.T, m *harness.Manager, dir string) {
+	resp, err := http.Get("http://127.0.0.1:16060/debug/pprof/heap")
+	if err != nil {
+		t.Logf("heap profile: %v", err)
+		return
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	path := filepath.Join(dir, fmt.Sprintf("manager-heap-%d.pb.gz", time.Now().Unix()))
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Logf("heap profile: %v", err)
+		return
+	}
+	t.Logf("heap profile of the settled manager: %s", path)
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/operator-manager/operator-manager/internal/controller/catalogsource"
 	"github.com/operator-manager/operator-manager/internal/controller/finalizer"
 	"github.com/operator-manager/operator-manager/internal/identity"
+	"github.com/operator-manager/operator-manager/internal/statuswrite"
 )
 
 // DefaultHealthTimeout is a revision's deadline when the Subscription sets none.
@@ -54,6 +55,13 @@ type Reconciler struct {
 	Clock                 clock.PassiveClock
 	// Workers is the number of Blueprints reconciled at once.
 	Workers int
+
+	// status spaces out status writes that only report progress; stale tells a
+	// reconcile whose cached Blueprint predates this process's last status write.
+	status statuswrite.Throttle
+	stale  statuswrite.Stale
+	// children tells a reconcile whose cached CSV predates the CSV this process applied.
+	children statuswrite.Stale
 
 	contents contentCache
 	checked  preflightCache
@@ -105,6 +113,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if err := r.Client.Get(ctx, req.NamespacedName, bp); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	if r.stale.Is(string(bp.UID), bp.ResourceVersion, time.Now()) {
+		// The cache has not shown this process's last status write yet; its watch event
+		// brings the Blueprint back.
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
 	if !bp.DeletionTimestamp.IsZero() {
 		return r.finalize(ctx, bp)
 	}
@@ -116,7 +129,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		if equality.Semantic.DeepEqual(orig.Status, bp.Status) {
 			return
 		}
+		now := time.Now()
+		if wait := r.status.Wait(bp.UID, progressOnly(&orig.Status, &bp.Status), now); wait > 0 {
+			if result.RequeueAfter == 0 || wait < result.RequeueAfter {
+				result.RequeueAfter = wait
+			}
+			return
+		}
 		err := r.Client.Status().Patch(ctx, bp, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+		if err == nil {
+			r.status.Wrote(bp.UID, now)
+			r.stale.Wrote(string(bp.UID), orig.ResourceVersion, bp.ResourceVersion, now)
+		}
 		switch {
 		case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
 			// Someone wrote first: decide again from what they wrote.
@@ -244,6 +268,14 @@ func (r *Reconciler) event(bp *omv1.Blueprint, warning bool, reason, format stri
 		typ = corev1.EventTypeWarning
 	}
 	r.Recorder.Eventf(bp, nil, typ, reason, "VersionChange", format, args...)
+}
+
+// progressOnly says whether a status change only rewords conditions (statuswrite): "waiting
+// for CRDs", then "waiting for the CSV", then "waiting for deployment x" within one phase.
+func progressOnly(before, after *omv1.BlueprintStatus) bool {
+	b, a := *before, *after
+	b.Conditions, a.Conditions = nil, nil
+	return equality.Semantic.DeepEqual(b, a) && statuswrite.ProgressOnly(before.Conditions, after.Conditions)
 }
 
 // conditionMessage is a condition's message, or "".

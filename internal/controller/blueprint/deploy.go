@@ -23,6 +23,7 @@ import (
 	"github.com/operator-manager/operator-manager/internal/catalog"
 	"github.com/operator-manager/operator-manager/internal/kubeapply"
 	"github.com/operator-manager/operator-manager/internal/nativeapi"
+	"github.com/operator-manager/operator-manager/internal/statuswrite"
 )
 
 // Reasons of Blueprint conditions.
@@ -61,6 +62,20 @@ func (r *Reconciler) carryOut(ctx context.Context, s *scope) error {
 	if exists && r.carries(s, live) {
 		return r.follow(ctx, s, live)
 	}
+	// The CSV applied a moment ago by this process may not be in the cache yet (or only
+	// as it was before): its watch event brings this Blueprint back. Going on would redo
+	// every step of the revision and apply the CSV again.
+	liveRV, child := statuswrite.Absent, string(s.bp.UID)+"/"+w.CSVName
+	if exists {
+		liveRV = live.ResourceVersion
+	}
+	if r.children.Is(child, liveRV, s.now) {
+		r.progress(s, string(w.Trigger), fmt.Sprintf("revision %d: waiting for %s to start the revision", w.Revision, w.CSVName))
+		if s.result.RequeueAfter == 0 || time.Second < s.result.RequeueAfter {
+			s.result = ctrl.Result{RequeueAfter: time.Second}
+		}
+		return nil
+	}
 	content, err := r.content(ctx, s)
 	if err != nil || content == nil {
 		return err
@@ -88,6 +103,7 @@ func (r *Reconciler) carryOut(ctx context.Context, s *scope) error {
 	if err != nil {
 		return err
 	}
+	r.children.Wrote(child, liveRV, applied.ResourceVersion, s.now)
 	return r.follow(ctx, s, applied)
 }
 

@@ -36,6 +36,7 @@ import (
 	"github.com/operator-manager/operator-manager/internal/controller/finalizer"
 	"github.com/operator-manager/operator-manager/internal/identity"
 	"github.com/operator-manager/operator-manager/internal/render"
+	"github.com/operator-manager/operator-manager/internal/statuswrite"
 )
 
 // DefaultHealthTimeout applies when a CSV carries no health-timeout annotation.
@@ -69,6 +70,9 @@ type Reconciler struct {
 	Clock      clock.PassiveClock
 	// Workers is the number of CSVs reconciled at once.
 	Workers int
+
+	// stale tells a reconcile whose cached CSV predates this process's last status write.
+	stale statuswrite.Stale
 }
 
 // +kubebuilder:rbac:groups=operators.coreos.com.operator-manager.domain,resources=clusterserviceversions,verbs=get;list;watch;create;update;patch;delete
@@ -117,6 +121,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if err := r.Client.Get(ctx, req.NamespacedName, csv); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	if r.stale.Is(string(csv.UID), csv.ResourceVersion, time.Now()) {
+		// The cache has not shown this process's last status write yet; its watch event
+		// brings the CSV back. Deciding from the older copy would apply everything again.
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
 	if !csv.DeletionTimestamp.IsZero() {
 		return r.finalize(ctx, csv)
 	}
@@ -124,6 +133,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{}, err
 	}
 	orig := csv.DeepCopy()
+	var s *scope
 	defer func() {
 		if equality.Semantic.DeepEqual(orig.Status, csv.Status) {
 			return
@@ -131,6 +141,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		// Optimistic lock: the status holds the gate's state, and two workers or two
 		// processes must never both write it from stale copies.
 		err := r.Client.Status().Patch(ctx, csv, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+		if err == nil {
+			r.stale.Wrote(string(csv.UID), orig.ResourceVersion, csv.ResourceVersion, time.Now())
+			for _, f := range s.onWritten {
+				f()
+			}
+		}
 		switch {
 		case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
 			result, retErr = ctrl.Result{RequeueAfter: time.Second}, nil
@@ -138,7 +154,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			retErr = fmt.Errorf("patching status of CSV %s: %w", req, err)
 		}
 	}()
-	s := &scope{csv: csv, now: r.Clock.Now()}
+	s = &scope{csv: csv, now: r.Clock.Now()}
 	if csv.Annotations[omv1.AnnotationDesiredPhase] == omv1.DesiredPhaseReplacing {
 		// A newer CSV of the same Blueprint is taking over; leave its objects be.
 		s.decide(omv1alpha1.CSVReplacing, "BeingReplaced", "a newer version of this installation is taking over")
@@ -171,12 +187,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 
 // scope carries what the steps of one reconcile gather and decide.
 type scope struct {
-	csv     *omv1alpha1.ClusterServiceVersion
-	now     time.Time
-	sub     *omv1.Subscription // nil for a CSV without one
-	id      identity.Identity
-	objects []client.Object // rendered, in apply order
-	deploys []*appsv1.Deployment
+	// onWritten runs once the status is written: the events and counts of a phase change.
+	onWritten []func()
+	csv       *omv1alpha1.ClusterServiceVersion
+	now       time.Time
+	sub       *omv1.Subscription // nil for a CSV without one
+	id        identity.Identity
+	objects   []client.Object // rendered, in apply order
+	deploys   []*appsv1.Deployment
 	// apiServices are the CSV's owned APIServices, whose availability is part of its health.
 	apiServices []string
 	// conversions are the CRDs whose conversion webhook this CSV's operator serves.

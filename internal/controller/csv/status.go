@@ -21,16 +21,21 @@ func (r *Reconciler) setPhase(s *scope) {
 	if csv.Status.Phase != s.phase {
 		now := metav1.NewTime(s.now)
 		csv.Status.LastTransitionTime = &now
-		warning := s.phase == omv1alpha1.CSVFailed
-		r.event(csv, warning, s.reason, "%s: %s", s.phase, s.message)
-		pkg := csv.Labels[omv1.LabelPackage]
-		switch s.phase {
-		case omv1alpha1.CSVSucceeded:
-			metrics.Installs.WithLabelValues(pkg, string(s.phase)).Inc()
-		case omv1alpha1.CSVFailed:
-			metrics.Installs.WithLabelValues(pkg, string(s.phase)).Inc()
-			metrics.InstallFailures.WithLabelValues(pkg, s.reason).Inc()
-		}
+		// Told once the new phase is written: a reconcile working from a cached copy that
+		// has not seen the last write yet decides the same change again, and its
+		// optimistically locked patch is refused; its event and count must not happen.
+		phase, reason, message := s.phase, s.reason, s.message
+		s.onWritten = append(s.onWritten, func() {
+			r.event(csv, phase == omv1alpha1.CSVFailed, reason, "%s: %s", phase, message)
+			pkg := csv.Labels[omv1.LabelPackage]
+			switch phase {
+			case omv1alpha1.CSVSucceeded:
+				metrics.Installs.WithLabelValues(pkg, string(phase)).Inc()
+			case omv1alpha1.CSVFailed:
+				metrics.Installs.WithLabelValues(pkg, string(phase)).Inc()
+				metrics.InstallFailures.WithLabelValues(pkg, reason).Inc()
+			}
+		})
 	}
 	csv.Status.Phase, csv.Status.Reason, csv.Status.Message = s.phase, s.reason, s.message
 	csv.Status.Package = csv.Labels[omv1.LabelPackage]

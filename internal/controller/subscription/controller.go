@@ -34,6 +34,7 @@ import (
 	"github.com/operator-manager/operator-manager/internal/controller/finalizer"
 	"github.com/operator-manager/operator-manager/internal/metrics"
 	"github.com/operator-manager/operator-manager/internal/resolve"
+	"github.com/operator-manager/operator-manager/internal/statuswrite"
 )
 
 // Reconciler reconciles Subscriptions.
@@ -47,6 +48,11 @@ type Reconciler struct {
 	KubeVersion func() semver.Version
 	// Workers is the number of Subscriptions reconciled at once.
 	Workers int
+
+	// status spaces out status writes that only report progress; stale tells a
+	// reconcile whose cached Subscription predates this process's last status write.
+	status statuswrite.Throttle
+	stale  statuswrite.Stale
 }
 
 // +kubebuilder:rbac:groups=operators.coreos.com.operator-manager.domain,resources=subscriptions,verbs=get;list;watch;create;update;patch
@@ -89,22 +95,38 @@ func (r *Reconciler) catalogOf(sub *omv1.Subscription) types.NamespacedName {
 }
 
 // Reconcile resolves one Subscription and patches its status once at the end.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.Result, retErr error) {
 	sub := &omv1.Subscription{}
 	if err := r.Client.Get(ctx, req.NamespacedName, sub); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if r.stale.Is(string(sub.UID), sub.ResourceVersion, time.Now()) {
+		// The cache has not shown this process's last status write yet; its watch event
+		// brings the Subscription back.
+		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	orig := sub.DeepCopy()
 	defer func() {
 		if sub.DeletionTimestamp.IsZero() || controllerutil.ContainsFinalizer(sub, omv1.Finalizer) {
 			deriveReady(sub)
 		}
+		sortConditions(sub.Status.Conditions)
 		if equality.Semantic.DeepEqual(orig.Status, sub.Status) {
+			return
+		}
+		now := time.Now()
+		if wait := r.status.Wait(sub.UID, progressOnly(&orig.Status, &sub.Status), now); wait > 0 {
+			if out.RequeueAfter == 0 || wait < out.RequeueAfter {
+				out.RequeueAfter = wait
+			}
 			return
 		}
 		if err := r.Client.Status().Patch(ctx, sub, client.MergeFrom(orig)); err != nil && retErr == nil && !apierrors.IsNotFound(err) {
 			retErr = fmt.Errorf("patching status of Subscription %s: %w", req, err)
+			return
 		}
+		r.status.Wrote(sub.UID, now)
+		r.stale.Wrote(string(sub.UID), orig.ResourceVersion, sub.ResourceVersion, now)
 	}()
 	if !sub.DeletionTimestamp.IsZero() || sub.Spec.Option == omv1.OptionDelete {
 		return r.uninstall(ctx, sub)
@@ -146,6 +168,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 			if result, err = r.install(ctx, sub, bp, exists, res); err != nil {
 				return result, err
 			}
+			exists = exists || bp.UID != "" // created just now: its (empty) progress is mirrored at once
 		case exists && r.followChannel(sub, bp, res) != nil:
 			// A channel-following installation moves one upgrade edge at a time, each
 			// through the health gate, as the catalog gains versions.
@@ -351,7 +374,8 @@ func (r *Reconciler) writeBlueprint(ctx context.Context, sub *omv1.Subscription,
 	b := res.bundle
 	r.resolved(sub, res)
 	if !exists {
-		bp = &omv1.Blueprint{}
+		// Filled in place: the caller mirrors the new Blueprint in the same status write.
+		*bp = omv1.Blueprint{}
 		bp.Name, bp.Namespace = sub.Name, sub.Namespace
 	}
 	patch := client.MergeFrom(bp.DeepCopy())

@@ -1,13 +1,17 @@
 package subscription
 
 import (
+	"sort"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/api/equality"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	"github.com/operator-manager/operator-manager/internal/metrics"
+	"github.com/operator-manager/operator-manager/internal/statuswrite"
 )
 
 func setCondition(sub *omv1.Subscription, typ string, ok bool, reason, message string) {
@@ -17,6 +21,33 @@ func setCondition(sub *omv1.Subscription, typ string, ok bool, reason, message s
 	}
 	meta.SetStatusCondition(&sub.Status.Conditions, metav1.Condition{Type: typ, Status: status, Reason: reason,
 		Message: message, ObservedGeneration: sub.Generation})
+}
+
+// conditionOrder is the order of the Subscription's conditions: the same list in the
+// same order from every code path, so a reconcile that changes nothing writes nothing.
+var conditionOrder = map[string]int{omv1.ConditionResolved: 0, omv1.ConditionInstalled: 1, omv1.ConditionHealthy: 2,
+	omv1.ConditionReady: 3, omv1.ConditionRolledBack: 4, omv1.ConditionBlocked: 5, omv1.ConditionUpgradePending: 6}
+
+func sortConditions(cs []metav1.Condition) {
+	rank := func(t string) int {
+		if n, ok := conditionOrder[t]; ok {
+			return n
+		}
+		return len(conditionOrder)
+	}
+	sort.SliceStable(cs, func(i, j int) bool {
+		if ri, rj := rank(cs[i].Type), rank(cs[j].Type); ri != rj {
+			return ri < rj
+		}
+		return cs[i].Type < cs[j].Type
+	})
+}
+
+// progressOnly says whether a status change only rewords conditions (statuswrite).
+func progressOnly(before, after *omv1.SubscriptionStatus) bool {
+	b, a := *before, *after
+	b.Conditions, a.Conditions = nil, nil
+	return equality.Semantic.DeepEqual(b, a) && statuswrite.ProgressOnly(before.Conditions, after.Conditions)
 }
 
 func removeCondition(sub *omv1.Subscription, typ string) {
@@ -41,7 +72,12 @@ func (r *Reconciler) mirror(sub *omv1.Subscription, bp *omv1.Blueprint) {
 	}
 	st.Opstatus = strings.ToLower(string(bp.Status.Phase))
 	if st.Opstatus == "" {
+		// A Blueprint not looked at yet: its first phase, said in the write that created
+		// it rather than in one more.
 		st.Opstatus = "pending"
+		if bp.Status.CurrentCSV == "" && bp.Spec.ClusterServiceVersionName != "" && sub.Spec.Approval != omv1.ApprovalManual {
+			st.Opstatus = strings.ToLower(string(omv1.BlueprintInstalling))
+		}
 	}
 	ready := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionReady)
 	if rb := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionRolledBack); rb != nil && bp.Status.Phase == omv1.BlueprintRolledBack {
