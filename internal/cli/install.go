@@ -206,10 +206,17 @@ func uninstallDone(sub *omv1.Subscription, _ *omv1.Blueprint, gone bool) (bool, 
 
 // poll calls look every half second until it reports done, printing each new state line
 // so a person sees what is being waited for; it gives up after timeout naming what.
-func poll(ctx context.Context, timeout time.Duration, w io.Writer, what string, look func(context.Context) (line string, done bool, err error)) error {
+//
+// It looks again whenever wake says a watched object changed, and at least every
+// interval (half a second without a watch, a few seconds with one).
+func poll(ctx context.Context, timeout time.Duration, w io.Writer, what string, look func(context.Context) (line string, done bool, err error), wake <-chan struct{}) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start, last := time.Now(), ""
+	interval := 500 * time.Millisecond
+	if wake != nil {
+		interval = 5 * time.Second
+	}
 	for {
 		line, done, err := look(ctx)
 		if line != "" && line != last {
@@ -228,13 +235,63 @@ func poll(ctx context.Context, timeout time.Duration, w io.Writer, what string, 
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("timed out after %s waiting for %s; last state: %s", timeout, what, last)
-		case <-time.After(500 * time.Millisecond):
+		case <-wake:
+		case <-time.After(interval):
 		}
 	}
 }
 
+// watchChanges watches the object key of list's kind and signals wake (without blocking)
+// at each change, until ctx ends. It reports whether the watch started: a client without
+// watches, or an identity that may not watch, leaves the caller to poll.
+func watchChanges(ctx context.Context, c client.Client, list client.ObjectList, key client.ObjectKey, wake chan<- struct{}) bool {
+	wc, ok := c.(client.WithWatch)
+	if !ok {
+		return false
+	}
+	wi, err := wc.Watch(ctx, list, client.InNamespace(key.Namespace), client.MatchingFields{"metadata.name": key.Name})
+	if err != nil {
+		return false
+	}
+	go func() {
+		defer wi.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case _, ok := <-wi.ResultChan():
+				if !ok {
+					return // closed by the server: the timer of poll goes on
+				}
+				select {
+				case wake <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}()
+	return true
+}
+
+// watchAll watches each object key of the given list kinds; the channel is nil when no
+// watch started.
+func watchAll(ctx context.Context, c client.Client, key client.ObjectKey, lists ...client.ObjectList) <-chan struct{} {
+	wake := make(chan struct{}, 1)
+	started := false
+	for _, l := range lists {
+		started = watchChanges(ctx, c, l, key, wake) || started
+	}
+	if !started {
+		return nil
+	}
+	return wake
+}
+
 // waitSubscription waits until done says the Subscription reached its end.
 func waitSubscription(ctx context.Context, c client.Client, key client.ObjectKey, timeout time.Duration, w io.Writer, done doneFunc) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	wake := watchAll(ctx, c, key, &omv1.SubscriptionList{}, &omv1.BlueprintList{})
 	var result error
 	err := poll(ctx, timeout, w, key.String(), func(ctx context.Context) (string, bool, error) {
 		sub := &omv1.Subscription{}
@@ -256,7 +313,7 @@ func waitSubscription(ctx context.Context, c client.Client, key client.ObjectKey
 		ok, res := done(sub, bp, gone)
 		result = res
 		return progressLine(sub, gone), ok, nil
-	})
+	}, wake)
 	if err != nil {
 		return err
 	}

@@ -139,6 +139,9 @@ func (g *globals) blueprint(ctx context.Context, name string) (client.Client, *o
 
 // waitBlueprint waits until the Blueprint runs csv, printing each new phase.
 func waitBlueprint(ctx context.Context, c client.Client, key client.ObjectKey, csv string, timeout time.Duration, w io.Writer) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	wake := watchAll(ctx, c, key, &omv1.BlueprintList{})
 	return poll(ctx, timeout, w, key.String(), func(ctx context.Context) (string, bool, error) {
 		bp := &omv1.Blueprint{}
 		if err := c.Get(ctx, key, bp); err != nil {
@@ -155,7 +158,7 @@ func waitBlueprint(ctx context.Context, c client.Client, key client.ObjectKey, c
 			}
 		}
 		return line, false, nil
-	})
+	}, wake)
 }
 
 func newApproveCmd(g *globals) *cobra.Command {

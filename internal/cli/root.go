@@ -95,5 +95,6 @@ func (g *globals) client() (client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	// With watches: `--wait` follows the objects by watching them.
+	return client.NewWithWatch(cfg, client.Options{Scheme: scheme.Scheme})
 }

@@ -59,13 +59,12 @@ func (r *Reconciler) carryOut(ctx context.Context, s *scope) error {
 		s.result = ctrl.Result{RequeueAfter: deadline.Sub(s.now) + 100*time.Millisecond}
 	}
 	r.progressWork(s)
-	if exists && r.carries(s, live) {
-		return r.follow(ctx, s, live)
-	}
-	// The CSV applied a moment ago by this process may not be in the cache yet (or only
-	// as it was before): its watch event brings this Blueprint back. Going on would redo
-	// every step of the revision and apply the CSV again.
-	liveRV, child := statuswrite.Absent, string(s.bp.UID)+"/"+w.CSVName
+	// The CSV applied a moment ago for this revision by this process may not be in the
+	// cache yet (or only as it was before): its watch event brings this Blueprint back.
+	// Going on would redo every step of the revision and apply the CSV again. (Keyed by
+	// revision: a CSV retired and applied again by a later revision, a rollback, is
+	// another write.)
+	liveRV, child := statuswrite.Absent, fmt.Sprintf("%s/%s/%d", s.bp.UID, w.CSVName, w.Revision)
 	if exists {
 		liveRV = live.ResourceVersion
 	}
@@ -75,6 +74,9 @@ func (r *Reconciler) carryOut(ctx context.Context, s *scope) error {
 			s.result = ctrl.Result{RequeueAfter: time.Second}
 		}
 		return nil
+	}
+	if exists && r.carries(s, live) {
+		return r.follow(ctx, s, live)
 	}
 	content, err := r.content(ctx, s)
 	if err != nil || content == nil {
