@@ -153,6 +153,11 @@ func Render(in Input) (*Objects, error) {
 		} else {
 			o.SetNamespace("")
 		}
+		if o.GetKind() == "ClusterRole" && o.Object["aggregationRule"] != nil {
+			// The controller manager writes an aggregated role's rules; applying the
+			// bundle's (usually empty) list would take them back at every apply.
+			delete(o.Object, "rules")
+		}
 		o.SetLabels(mergeMaps(o.GetLabels(), labels))
 		o.SetAnnotations(mergeMaps(o.GetAnnotations(), map[string]string{AnnotationOwner: in.Namespace + "/" + in.CSVName}))
 		o.SetResourceVersion("")

@@ -342,3 +342,26 @@ func TestRenderOneObjectPerIdentity(t *testing.T) {
 		t.Errorf("moved = %q, want a line for the merged account and one for the repeated ConfigMap", objs.Moved)
 	}
 }
+
+// TestRenderAggregatedClusterRole: an aggregated ClusterRole's rules belong to the
+// controller manager, so the apply leaves them out (universal-crossplane ships `rules: []`).
+func TestRenderAggregatedClusterRole(t *testing.T) {
+	c := sampleContent(t, "cache-operator.v1.2.0")
+	role := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+		"metadata":        map[string]any{"name": "admin-of-x"},
+		"aggregationRule": map[string]any{"clusterRoleSelectors": []any{map[string]any{"matchLabels": map[string]any{"x/aggregate-to-admin": "true"}}}},
+		"rules":           []any{}}}
+	plain := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+		"metadata": map[string]any{"name": "reader"}, "rules": []any{}}}
+	objs, err := Render(Input{Namespace: "ops", CSVName: c.CSV.Name, Package: "cache-operator", Spec: &c.CSV.Spec,
+		TargetNamespaces: []string{"ops"}, Others: []*unstructured.Unstructured{role, plain}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, has := objs.Others[0].Object["rules"]; has || objs.Others[0].Object["aggregationRule"] == nil {
+		t.Errorf("aggregated role = %v, want its aggregationRule and no rules", objs.Others[0].Object)
+	}
+	if _, has := objs.Others[1].Object["rules"]; !has {
+		t.Errorf("a plain role lost its rules: %v", objs.Others[1].Object)
+	}
+}

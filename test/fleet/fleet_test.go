@@ -24,7 +24,7 @@
 // its own), OPM_FLEET_IDLE (Go duration), OPM_FLEET_REPORT (JSON path), OPM_FLEET_CONCURRENCY
 // (how many installs the floor and Helm run at once; default 16), OPM_FLEET_MANAGER_ARGS
 // (extra flags of `operator-manager run`, space-separated), OPM_FLEET_ONLY (some of
-// floor,manager,helm).
+// floor,manager,helm), OPM_FLEET_PACKAGES (only these channel heads).
 package fleet
 
 import (
@@ -67,6 +67,8 @@ type settings struct {
 	report      string
 	// pprof, when set (OPM_FLEET_PPROF=DIR), saves the settled manager's heap profile there.
 	pprof string
+	// packages, when set (OPM_FLEET_PACKAGES=a,b), are the only heads installed.
+	packages map[string]bool
 	// only runs some contestants (OPM_FLEET_ONLY=manager), for working on one of them.
 	only map[string]bool
 }
@@ -107,6 +109,12 @@ func settingsFromEnv(t *testing.T) settings {
 	s.managerArgs = strings.Fields(os.Getenv("OPM_FLEET_MANAGER_ARGS"))
 	s.report = os.Getenv("OPM_FLEET_REPORT")
 	s.pprof = os.Getenv("OPM_FLEET_PPROF")
+	if v := os.Getenv("OPM_FLEET_PACKAGES"); v != "" {
+		s.packages = map[string]bool{}
+		for _, p := range strings.Split(v, ",") {
+			s.packages[strings.TrimSpace(p)] = true
+		}
+	}
 	if v := os.Getenv("OPM_FLEET_ONLY"); v != "" {
 		s.only = map[string]bool{}
 		for _, c := range strings.Split(v, ",") {
@@ -203,7 +211,7 @@ func TestFleet(t *testing.T) {
 		Settings: fmt.Sprintf("sizes %v (0 = all), idle window %s, floor and Helm %d installs at once, manager args %v",
 			s.sizes, s.idle, s.concurrency, s.managerArgs)}
 	for i, n := range s.sizes {
-		items, skipped, err := heads(cat, n)
+		items, skipped, err := heads(cat, n, s.packages)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -39,13 +39,17 @@ var excluded = map[string]string{
 }
 
 // heads are the default-channel heads of the catalog that install on their own, in
-// package-name order, at most n (n <= 0: all), and why each other package was left out.
-func heads(cat *catalog.Catalog, n int) (items []item, skipped []string, err error) {
+// package-name order, at most n (n <= 0: all), only those named in only (when any), and
+// why each other package was left out.
+func heads(cat *catalog.Catalog, n int, only map[string]bool) (items []item, skipped []string, err error) {
 	pkgs := cat.Packages()
 	sort.Slice(pkgs, func(i, j int) bool { return pkgs[i].Name < pkgs[j].Name })
 	for _, p := range pkgs {
 		if n > 0 && len(items) == n {
 			break
+		}
+		if len(only) > 0 && !only[p.Name] {
+			continue
 		}
 		ch := p.Channel(p.DefaultChannel)
 		switch {

@@ -162,7 +162,46 @@ func fingerprint(kind string, o metav1.Object) string {
 		// The aggregator writes its status all the time, and its spec has no generation.
 		return specDigest(o)
 	}
+	if kind == "ClusterRole" {
+		// An aggregated ClusterRole's rules are written by the controller manager, from
+		// the roles its aggregationRule selects, whenever one of those changes: only what
+		// the manager applies (labels, annotations, the rule) is its to repair. Compared by
+		// resourceVersion, each aggregation was drift, repaired by a new apply of every
+		// object of the CSV, aggregated again: universal-crossplane looped 150 times a
+		// minute.
+		if d := aggregatedDigest(o); d != "" {
+			return d
+		}
+	}
 	return "resourceVersion:" + o.GetResourceVersion()
+}
+
+// aggregatedDigest is a digest of what the manager applies of an aggregated ClusterRole,
+// typed or unstructured alike, or "" when o has no aggregationRule.
+func aggregatedDigest(o metav1.Object) string {
+	var rule any
+	switch cr := o.(type) {
+	case *rbacv1.ClusterRole:
+		if cr.AggregationRule == nil {
+			return ""
+		}
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cr)
+		if err != nil {
+			return ""
+		}
+		rule = m["aggregationRule"]
+	case *unstructured.Unstructured:
+		rule = cr.Object["aggregationRule"]
+	}
+	if rule == nil {
+		return ""
+	}
+	data, err := json.Marshal(map[string]any{"labels": o.GetLabels(), "annotations": o.GetAnnotations(), "aggregationRule": rule})
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(data)
+	return "aggregated:" + hex.EncodeToString(sum[:8])
 }
 
 // specDigest is a digest of an object's spec, typed or unstructured alike.
