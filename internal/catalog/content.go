@@ -120,7 +120,14 @@ func (c *Catalog) Content(b *Bundle) (*BundleContent, error) {
 // ContentFromFiles parses a bundle's files, as returned by Catalog.Files or fetched from
 // a remote catalog: metadata/ and the FBC blob file are skipped, every other file's
 // documents are the bundle's manifests, exactly one of them a CSV.
+//
+// At most two bundles are parsed at once in a process: a bundle's CRDs decode into maps
+// of tens of MiB for the largest, and the manager's workers would otherwise parse as many
+// at once as they run, which set its peak memory (231 MiB with 159 installations starting
+// together, in the fleet benchmark).
 func ContentFromFiles(files []File) (*BundleContent, error) {
+	parsing <- struct{}{}
+	defer func() { <-parsing }()
 	bc := &BundleContent{Files: files}
 	for _, f := range files {
 		if f.Name == fbcBlobFile || strings.HasPrefix(f.Name, "metadata/") {
@@ -136,6 +143,39 @@ func ContentFromFiles(files []File) (*BundleContent, error) {
 		return nil, errors.New("no ClusterServiceVersion among the bundle's files")
 	}
 	return bc, nil
+}
+
+// parsing holds a slot per bundle being parsed (ContentFromFiles).
+var parsing = make(chan struct{}, 2)
+
+// ObjectsFromFiles parses only a bundle's manifests besides its CSV and CRDs (RBAC,
+// Services, ConfigMaps, ...), which is all an installed CSV needs of its bundle at each
+// reconcile: the CSV and CRD documents, by far the largest, are recognised by their
+// top-level kind and skipped unparsed.
+func ObjectsFromFiles(files []File) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	for _, f := range files {
+		if f.Name == fbcBlobFile || strings.HasPrefix(f.Name, "metadata/") {
+			continue
+		}
+		for _, doc := range splitDocuments(f.Data) {
+			if k := sniffKind(doc.data); k == csvKind || k == crdKind {
+				continue
+			}
+			obj := &unstructured.Unstructured{}
+			if err := noPanic("decoding manifest", func() error { return yaml.Unmarshal(doc.data, &obj.Object) }); err != nil {
+				return nil, docError(f.Name, doc, err)
+			}
+			switch obj.GetKind() {
+			case "":
+				return nil, docError(f.Name, doc, errors.New("not a Kubernetes object: kind is missing"))
+			case csvKind, crdKind:
+			default:
+				out = append(out, obj)
+			}
+		}
+	}
+	return out, nil
 }
 
 func (bc *BundleContent) add(file string, doc document) error {

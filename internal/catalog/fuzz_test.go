@@ -74,6 +74,8 @@ func FuzzParseManifest(f *testing.F) {
 		}
 		_, err := ContentFromFiles([]File{{Name: "m.yaml", Data: data}})
 		checkNoDecoderPanic(t, err)
+		_, err = ObjectsFromFiles([]File{{Name: "m.yaml", Data: data}})
+		checkNoDecoderPanic(t, err)
 	})
 }
 

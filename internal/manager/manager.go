@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	olmv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -25,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
 	"github.com/operator-manager/operator-manager/internal/crashpoint"
 	ommetrics "github.com/operator-manager/operator-manager/internal/metrics"
 	"github.com/operator-manager/operator-manager/internal/render"
@@ -202,5 +204,35 @@ func cacheOptions() cache.Options {
 		&apiregistrationv1.APIService{}} {
 		by[o] = cache.ByObject{Label: mine}
 	}
+	by[&omv1alpha1.ClusterServiceVersion{}] = cache.ByObject{Transform: slimCSV}
 	return cache.Options{ByObject: by, DefaultTransform: cache.TransformStripManagedFields()}
+}
+
+// slimCSV drops from cached CSVs what only a console shows, so each of a fleet's CSVs
+// costs the manager a few KiB rather than its icon, long description, examples and UI
+// descriptors (tens of KiB for many community CSVs): managed fields, spec.icon,
+// spec.description, the alm-examples annotation, and the descriptors of owned and
+// required CRDs and APIServices. Nothing the manager decides or renders reads them, and
+// CSVs are only ever patched (merge patches of what changed) or applied whole from the
+// bundle, never updated from a cached copy.
+func slimCSV(obj any) (any, error) {
+	csv, ok := obj.(*omv1alpha1.ClusterServiceVersion)
+	if !ok {
+		return obj, nil
+	}
+	csv.ManagedFields = nil
+	delete(csv.Annotations, "alm-examples")
+	spec := &csv.Spec.ClusterServiceVersionSpec
+	spec.Icon, spec.Description = nil, ""
+	for _, list := range [][]olmv1alpha1.CRDDescription{spec.CustomResourceDefinitions.Owned, spec.CustomResourceDefinitions.Required} {
+		for i := range list {
+			list[i].Description, list[i].SpecDescriptors, list[i].StatusDescriptors, list[i].ActionDescriptor = "", nil, nil, nil
+		}
+	}
+	for _, list := range [][]olmv1alpha1.APIServiceDescription{spec.APIServiceDefinitions.Owned, spec.APIServiceDefinitions.Required} {
+		for i := range list {
+			list[i].Description, list[i].SpecDescriptors, list[i].StatusDescriptors, list[i].ActionDescriptor = "", nil, nil, nil
+		}
+	}
+	return csv, nil
 }

@@ -15,12 +15,31 @@ type contentCache struct {
 	order   []string
 }
 
-const contentCacheSize = 64
+// contentCacheSize is a few more than the default Blueprint workers: each entry holds a
+// whole parsed bundle (CRD schemas as maps, its raw files), a MiB or more for large ones,
+// and 64 of them were most of the manager's heap with 159 installations.
+const contentCacheSize = 12
 
 func (c *contentCache) get(digest string) *catalog.BundleContent {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.entries[digest]
+}
+
+// forget drops a bundle no revision is parsing any more.
+func (c *contentCache) forget(digest string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.entries[digest]; !ok {
+		return
+	}
+	delete(c.entries, digest)
+	for i, d := range c.order {
+		if d == digest {
+			c.order = append(c.order[:i:i], c.order[i+1:]...)
+			break
+		}
+	}
 }
 
 func (c *contentCache) put(digest string, content *catalog.BundleContent) {

@@ -76,6 +76,8 @@ func (r *Reconciler) carryOut(ctx context.Context, s *scope) error {
 		return nil
 	}
 	if exists && r.carries(s, live) {
+		// The CSV has all it needs of the bundle: its parsed content is not kept for it.
+		r.contents.forget(w.BundleDigest)
 		return r.follow(ctx, s, live)
 	}
 	content, err := r.content(ctx, s)

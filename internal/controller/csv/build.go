@@ -126,11 +126,11 @@ func (r *Reconciler) otherObjects(ctx context.Context, csv *omv1alpha1.ClusterSe
 	if err != nil {
 		return nil, fmt.Errorf("reading bundle %s of CSV %s: %w", digest, csv.Name, err)
 	}
-	content, err := catalog.ContentFromFiles(files)
+	objs, err := catalog.ObjectsFromFiles(files)
 	if err != nil {
 		return nil, fmt.Errorf("parsing bundle %s of CSV %s: %w", digest, csv.Name, err)
 	}
-	return content.Objects, nil
+	return objs, nil
 }
 
 // metav1ControllerName is the name of the CSV's Blueprint (its controller), where the
