@@ -204,8 +204,16 @@ func cacheOptions() cache.Options {
 		&apiregistrationv1.APIService{}} {
 		by[o] = cache.ByObject{Label: mine}
 	}
-	by[&omv1alpha1.ClusterServiceVersion{}] = cache.ByObject{Transform: slimCSV}
-	return cache.Options{ByObject: by, DefaultTransform: cache.TransformStripManagedFields()}
+	// One transform for every kind (a ByObject entry for CSVs would need their CRD served
+	// before the manager starts): managed fields dropped everywhere, CSVs slimmed.
+	strip := cache.TransformStripManagedFields()
+	return cache.Options{ByObject: by, DefaultTransform: func(obj any) (any, error) {
+		obj, err := strip(obj)
+		if err != nil {
+			return obj, err
+		}
+		return slimCSV(obj)
+	}}
 }
 
 // slimCSV drops from cached CSVs what only a console shows, so each of a fleet's CSVs
