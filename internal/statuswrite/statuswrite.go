@@ -12,8 +12,10 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 )
 
 // DefaultInterval is how stale a progress report may be.
@@ -86,4 +88,20 @@ func ProgressOnly(before, after []metav1.Condition) bool {
 		}
 	}
 	return true
+}
+
+// StatusProgressOnly is ProgressOnly for a whole status: nothing besides its conditions
+// changed, and those only in words. conditions points at a status's conditions.
+func StatusProgressOnly[S any](before, after S, conditions func(*S) *[]metav1.Condition) bool {
+	b, a := *conditions(&before), *conditions(&after)
+	*conditions(&before), *conditions(&after) = nil, nil
+	return equality.Semantic.DeepEqual(before, after) && ProgressOnly(b, a)
+}
+
+// RequeueWithin makes a reconcile's result come back within d at the latest: sooner
+// requeues already asked for stand.
+func RequeueWithin(result *ctrl.Result, d time.Duration) {
+	if result.RequeueAfter == 0 || d < result.RequeueAfter {
+		result.RequeueAfter = d
+	}
 }

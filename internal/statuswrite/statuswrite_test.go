@@ -6,6 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8stypes "k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 )
 
 func TestProgressOnly(t *testing.T) {
@@ -95,5 +96,39 @@ func TestStale(t *testing.T) {
 	s.Wrote("c", "7", "8", now)
 	if s.Is("c", "7", now.Add(2*time.Minute)) {
 		t.Error("a write the cache never shows blocks the object after a minute")
+	}
+}
+
+func TestStatusProgressOnly(t *testing.T) {
+	type status struct {
+		Phase      string
+		Conditions []metav1.Condition
+	}
+	conds := func(s *status) *[]metav1.Condition { return &s.Conditions }
+	before := status{Phase: "Installing", Conditions: []metav1.Condition{{Type: "Ready", Status: "False", Reason: "WaitingForCRDs"}}}
+	reworded := status{Phase: "Installing", Conditions: []metav1.Condition{{Type: "Ready", Status: "False", Reason: "Install", Message: "waiting for the CSV"}}}
+	if !StatusProgressOnly(before, reworded, conds) {
+		t.Error("a reworded condition in the same phase is not progress only")
+	}
+	moved := reworded
+	moved.Phase = "Succeeded"
+	if StatusProgressOnly(before, moved, conds) {
+		t.Error("a new phase is progress only")
+	}
+	if before.Conditions[0].Reason != "WaitingForCRDs" || reworded.Conditions == nil {
+		t.Error("the statuses compared were changed")
+	}
+}
+
+func TestRequeueWithin(t *testing.T) {
+	var r ctrl.Result
+	RequeueWithin(&r, 5*time.Second)
+	RequeueWithin(&r, 10*time.Second)
+	if r.RequeueAfter != 5*time.Second {
+		t.Errorf("RequeueAfter = %s, want the sooner 5s", r.RequeueAfter)
+	}
+	RequeueWithin(&r, time.Second)
+	if r.RequeueAfter != time.Second {
+		t.Errorf("RequeueAfter = %s, want 1s", r.RequeueAfter)
 	}
 }

@@ -130,10 +130,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			return
 		}
 		now := time.Now()
-		if wait := r.status.Wait(bp.UID, progressOnly(&orig.Status, &bp.Status), now); wait > 0 {
-			if result.RequeueAfter == 0 || wait < result.RequeueAfter {
-				result.RequeueAfter = wait
-			}
+		progressOnly := statuswrite.StatusProgressOnly(orig.Status, bp.Status, func(s *omv1.BlueprintStatus) *[]metav1.Condition { return &s.Conditions })
+		if wait := r.status.Wait(bp.UID, progressOnly, now); wait > 0 {
+			// Only the words of a step within the phase changed ("waiting for CRDs",
+			// then "waiting for the CSV", then "waiting for deployment x").
+			statuswrite.RequeueWithin(&result, wait)
 			return
 		}
 		err := r.Client.Status().Patch(ctx, bp, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
@@ -268,14 +269,6 @@ func (r *Reconciler) event(bp *omv1.Blueprint, warning bool, reason, format stri
 		typ = corev1.EventTypeWarning
 	}
 	r.Recorder.Eventf(bp, nil, typ, reason, "VersionChange", format, args...)
-}
-
-// progressOnly says whether a status change only rewords conditions (statuswrite): "waiting
-// for CRDs", then "waiting for the CSV", then "waiting for deployment x" within one phase.
-func progressOnly(before, after *omv1.BlueprintStatus) bool {
-	b, a := *before, *after
-	b.Conditions, a.Conditions = nil, nil
-	return equality.Semantic.DeepEqual(b, a) && statuswrite.ProgressOnly(before.Conditions, after.Conditions)
 }
 
 // conditionMessage is a condition's message, or "".

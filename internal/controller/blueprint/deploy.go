@@ -70,9 +70,7 @@ func (r *Reconciler) carryOut(ctx context.Context, s *scope) error {
 	}
 	if r.children.Is(child, liveRV, s.now) {
 		r.progress(s, string(w.Trigger), fmt.Sprintf("revision %d: waiting for %s to start the revision", w.Revision, w.CSVName))
-		if s.result.RequeueAfter == 0 || time.Second < s.result.RequeueAfter {
-			s.result = ctrl.Result{RequeueAfter: time.Second}
-		}
+		statuswrite.RequeueWithin(&s.result, time.Second)
 		return nil
 	}
 	if exists && r.carries(s, live) {
@@ -122,9 +120,7 @@ func (r *Reconciler) waitForNativeAPIs(s *scope, content *catalog.BundleContent)
 	}
 	r.progress(s, ReasonWaitingForNativeAPIs, fmt.Sprintf("revision %d: %s needs APIs this cluster does not serve; nothing was changed: %s",
 		s.work.Revision, s.work.CSVName, strings.Join(missing, "; ")))
-	if again := 5 * time.Second; s.result.RequeueAfter == 0 || again < s.result.RequeueAfter {
-		s.result = ctrl.Result{RequeueAfter: again}
-	}
+	statuswrite.RequeueWithin(&s.result, 5*time.Second)
 	return true, nil
 }
 

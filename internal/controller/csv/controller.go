@@ -177,10 +177,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	r.setPhase(s)
 	if !s.renewCerts.IsZero() {
 		// Capped, so a clock change or a long-lived process never misses the rotation.
-		due := min(max(s.renewCerts.Sub(s.now), time.Second), 24*time.Hour)
-		if s.result.RequeueAfter == 0 || due < s.result.RequeueAfter {
-			s.result.RequeueAfter = due
-		}
+		statuswrite.RequeueWithin(&s.result, min(max(s.renewCerts.Sub(s.now), time.Second), 24*time.Hour))
 	}
 	return s.result, nil
 }

@@ -115,18 +115,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.
 			return
 		}
 		now := time.Now()
-		if wait := r.status.Wait(sub.UID, progressOnly(&orig.Status, &sub.Status), now); wait > 0 {
-			if out.RequeueAfter == 0 || wait < out.RequeueAfter {
-				out.RequeueAfter = wait
-			}
+		progressOnly := statuswrite.StatusProgressOnly(orig.Status, sub.Status, func(s *omv1.SubscriptionStatus) *[]metav1.Condition { return &s.Conditions })
+		if wait := r.status.Wait(sub.UID, progressOnly, now); wait > 0 {
+			statuswrite.RequeueWithin(&out, wait)
 			return
 		}
-		if err := r.Client.Status().Patch(ctx, sub, client.MergeFrom(orig)); err != nil && retErr == nil && !apierrors.IsNotFound(err) {
+		err := r.Client.Status().Patch(ctx, sub, client.MergeFrom(orig))
+		if err == nil {
+			r.status.Wrote(sub.UID, now)
+			r.stale.Wrote(string(sub.UID), orig.ResourceVersion, sub.ResourceVersion, now)
+		} else if retErr == nil && !apierrors.IsNotFound(err) {
 			retErr = fmt.Errorf("patching status of Subscription %s: %w", req, err)
-			return
 		}
-		r.status.Wrote(sub.UID, now)
-		r.stale.Wrote(string(sub.UID), orig.ResourceVersion, sub.ResourceVersion, now)
 	}()
 	if !sub.DeletionTimestamp.IsZero() || sub.Spec.Option == omv1.OptionDelete {
 		return r.uninstall(ctx, sub)

@@ -4,14 +4,11 @@ import (
 	"sort"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/equality"
-
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	"github.com/operator-manager/operator-manager/internal/metrics"
-	"github.com/operator-manager/operator-manager/internal/statuswrite"
 )
 
 func setCondition(sub *omv1.Subscription, typ string, ok bool, reason, message string) {
@@ -41,13 +38,6 @@ func sortConditions(cs []metav1.Condition) {
 		}
 		return cs[i].Type < cs[j].Type
 	})
-}
-
-// progressOnly says whether a status change only rewords conditions (statuswrite).
-func progressOnly(before, after *omv1.SubscriptionStatus) bool {
-	b, a := *before, *after
-	b.Conditions, a.Conditions = nil, nil
-	return equality.Semantic.DeepEqual(b, a) && statuswrite.ProgressOnly(before.Conditions, after.Conditions)
 }
 
 func removeCondition(sub *omv1.Subscription, typ string) {
