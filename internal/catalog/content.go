@@ -129,15 +129,8 @@ func ContentFromFiles(files []File) (*BundleContent, error) {
 	parsing <- struct{}{}
 	defer func() { <-parsing }()
 	bc := &BundleContent{Files: files}
-	for _, f := range files {
-		if f.Name == fbcBlobFile || strings.HasPrefix(f.Name, "metadata/") {
-			continue
-		}
-		for _, doc := range splitDocuments(f.Data) {
-			if err := bc.add(f.Name, doc); err != nil {
-				return nil, err
-			}
-		}
+	if err := eachManifest(files, bc.add); err != nil {
+		return nil, err
 	}
 	if bc.CSV == nil {
 		return nil, errors.New("no ClusterServiceVersion among the bundle's files")
@@ -154,28 +147,48 @@ var parsing = make(chan struct{}, 2)
 // top-level kind and skipped unparsed.
 func ObjectsFromFiles(files []File) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
+	err := eachManifest(files, func(file string, doc document) error {
+		if k := sniffKind(doc.data); k == csvKind || k == crdKind {
+			return nil
+		}
+		obj, err := decodeManifest(file, doc)
+		if err == nil && obj.GetKind() != csvKind && obj.GetKind() != crdKind {
+			out = append(out, obj)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// eachManifest calls fn on every document of the bundle's manifests: metadata/ and the
+// FBC blob file are not manifests.
+func eachManifest(files []File, fn func(file string, doc document) error) error {
 	for _, f := range files {
 		if f.Name == fbcBlobFile || strings.HasPrefix(f.Name, "metadata/") {
 			continue
 		}
 		for _, doc := range splitDocuments(f.Data) {
-			if k := sniffKind(doc.data); k == csvKind || k == crdKind {
-				continue
-			}
-			obj := &unstructured.Unstructured{}
-			if err := noPanic("decoding manifest", func() error { return yaml.Unmarshal(doc.data, &obj.Object) }); err != nil {
-				return nil, docError(f.Name, doc, err)
-			}
-			switch obj.GetKind() {
-			case "":
-				return nil, docError(f.Name, doc, errors.New("not a Kubernetes object: kind is missing"))
-			case csvKind, crdKind:
-			default:
-				out = append(out, obj)
+			if err := fn(f.Name, doc); err != nil {
+				return err
 			}
 		}
 	}
-	return out, nil
+	return nil
+}
+
+// decodeManifest decodes one document of a manifest file into an object with a kind.
+func decodeManifest(file string, doc document) (*unstructured.Unstructured, error) {
+	obj := &unstructured.Unstructured{}
+	if err := noPanic("decoding manifest", func() error { return yaml.Unmarshal(doc.data, &obj.Object) }); err != nil {
+		return nil, docError(file, doc, err)
+	}
+	if obj.GetKind() == "" {
+		return nil, docError(file, doc, errors.New("not a Kubernetes object: kind is missing"))
+	}
+	return obj, nil
 }
 
 func (bc *BundleContent) add(file string, doc document) error {
@@ -184,13 +197,11 @@ func (bc *BundleContent) add(file string, doc document) error {
 			return err
 		}
 	}
-	obj := &unstructured.Unstructured{}
-	if err := noPanic("decoding manifest", func() error { return yaml.Unmarshal(doc.data, &obj.Object) }); err != nil {
-		return docError(file, doc, err)
+	obj, err := decodeManifest(file, doc)
+	if err != nil {
+		return err
 	}
 	switch obj.GetKind() {
-	case "":
-		return docError(file, doc, errors.New("not a Kubernetes object: kind is missing"))
 	case csvKind:
 		return bc.addCSV(file, doc)
 	case crdKind:

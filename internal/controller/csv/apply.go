@@ -179,49 +179,39 @@ func fingerprint(kind string, o metav1.Object) string {
 // aggregatedDigest is a digest of what the manager applies of an aggregated ClusterRole,
 // typed or unstructured alike, or "" when o has no aggregationRule.
 func aggregatedDigest(o metav1.Object) string {
-	var rule any
-	switch cr := o.(type) {
-	case *rbacv1.ClusterRole:
-		if cr.AggregationRule == nil {
-			return ""
-		}
-		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cr)
-		if err != nil {
-			return ""
-		}
-		rule = m["aggregationRule"]
-	case *unstructured.Unstructured:
-		rule = cr.Object["aggregationRule"]
-	}
+	rule := topField(o, "aggregationRule")
 	if rule == nil {
 		return ""
 	}
-	data, err := json.Marshal(map[string]any{"labels": o.GetLabels(), "annotations": o.GetAnnotations(), "aggregationRule": rule})
-	if err != nil {
-		return ""
-	}
-	sum := sha256.Sum256(data)
-	return "aggregated:" + hex.EncodeToString(sum[:8])
+	return digest("aggregated:", map[string]any{"labels": o.GetLabels(), "annotations": o.GetAnnotations(), "aggregationRule": rule})
 }
 
 // specDigest is a digest of an object's spec, typed or unstructured alike.
 func specDigest(o metav1.Object) string {
-	var spec any
+	return digest("spec:", topField(o, "spec"))
+}
+
+// topField is a top-level field of o as JSON-like data, typed or unstructured alike.
+func topField(o metav1.Object, name string) any {
 	if u, ok := o.(*unstructured.Unstructured); ok {
-		spec = u.Object["spec"]
-	} else if ro, ok := o.(runtime.Object); ok {
-		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ro)
-		if err != nil {
-			return ""
-		}
-		spec = m["spec"]
+		return u.Object[name]
 	}
-	data, err := json.Marshal(spec)
+	if ro, ok := o.(runtime.Object); ok {
+		if m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ro); err == nil {
+			return m[name]
+		}
+	}
+	return nil
+}
+
+// digest is prefix and a short hash of v's JSON (maps marshal with sorted keys), or "".
+func digest(prefix string, v any) string {
+	data, err := json.Marshal(v)
 	if err != nil {
 		return ""
 	}
 	sum := sha256.Sum256(data)
-	return "spec:" + hex.EncodeToString(sum[:8])
+	return prefix + hex.EncodeToString(sum[:8])
 }
 
 // watchedKinds are the installed kinds the manager caches (restricted to its own objects
