@@ -11,10 +11,11 @@ import (
 	"net/http"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/operator-manager/operator-manager/internal/metrics"
 )
 
 // EnvVar names the hook's environment variable.
@@ -67,7 +68,8 @@ type transport struct {
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(req)
-	if err != nil || !isWrite(req.Method) || isReview(req.URL.Path) {
+	// A write as the manager's request metric counts one (access reviews are questions).
+	if err != nil || !metrics.IsWrite(metrics.RequestInfo(req.Method, req.URL.Path, "")) {
 		return resp, err
 	}
 	t.c.mu.Lock() // held until exit: no other write completes after the crash point
@@ -81,18 +83,4 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	t.c.mu.Unlock()
 	return resp, err
-}
-
-// isReview tells the POSTs that change nothing: access, rules and token reviews are
-// questions to the API server, not writes.
-func isReview(path string) bool {
-	return strings.HasSuffix(path, "reviews")
-}
-
-func isWrite(method string) bool {
-	switch method {
-	case http.MethodGet, http.MethodHead, http.MethodOptions:
-		return false
-	}
-	return true
 }

@@ -218,9 +218,9 @@ func cacheOptions() cache.Options {
 
 // slimCSV drops from cached CSVs what only a console shows, so each of a fleet's CSVs
 // costs the manager a few KiB rather than its icon, long description, examples and UI
-// descriptors (tens of KiB for many community CSVs): managed fields, spec.icon,
-// spec.description, the alm-examples annotation, and the descriptors of owned and
-// required CRDs and APIServices. Nothing the manager decides or renders reads them, and
+// descriptors (tens of KiB for many community CSVs): spec.icon, spec.description, the
+// alm-examples annotation, and the descriptors of owned and required CRDs and APIServices
+// (managed fields go in the transform before it). Nothing the manager decides or renders reads them, and
 // CSVs are only ever patched (merge patches of what changed) or applied whole from the
 // bundle, never updated from a cached copy.
 func slimCSV(obj any) (any, error) {
@@ -228,7 +228,6 @@ func slimCSV(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
-	csv.ManagedFields = nil
 	delete(csv.Annotations, "alm-examples")
 	spec := &csv.Spec.ClusterServiceVersionSpec
 	spec.Icon, spec.Description = nil, ""
