@@ -136,7 +136,7 @@ func run(t *testing.T, cat *catalog.Catalog, p *catalog.Package, walk bool) (res
 			versions = append(versions, ch.Entries[i].Bundle.Version.String())
 		}
 	}
-	ns := namespace(p.Name)
+	ns := harness.PackageNamespace("compat", p.Name)
 	if err := cluster.Client.Create(ctx(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		res.Outcome, res.Message = "TestError", err.Error()
 		return res
@@ -240,15 +240,6 @@ func report(t *testing.T, results []result, walk bool) {
 	}
 	t.Logf("compatibility, %s: %d packages, %d versions installed: %s (report: %s)\n%s", mode, len(results), steps,
 		strings.Join(counts, ", "), path, strings.Join(lines, "\n"))
-}
-
-// namespace is the package's namespace: a DNS label.
-func namespace(pkg string) string {
-	ns := "compat-" + strings.ToLower(pkg)
-	if len(ns) > 63 {
-		ns = strings.TrimRight(ns[:63], "-.")
-	}
-	return strings.ReplaceAll(ns, ".", "-")
 }
 
 func ctx() context.Context { return context.Background() }

@@ -197,12 +197,12 @@ func TestFleet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	samples, err := catalog.Load(sampleDir(), catalog.Options{})
+	samples, err := catalog.Load(harness.SampleDir(), catalog.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	work := t.TempDir()
-	helmBin, err := buildHelm(moduleRoot(), work)
+	helmBin, err := buildHelm(harness.ModuleRoot(), work)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,7 +397,7 @@ func runManager(t *testing.T, c *harness.Cluster, s settings, items []item, fig 
 	fig.IdleWindowSeconds = s.idle.Seconds()
 	fig.IdleWrites, _, _ = idle.split()
 	fig.IdleWriteDetail = idle.topWrites(1, 20)
-	fig.IdleWritePaths = topPaths(loggedWrites(m)[writesBefore:], 20)
+	fig.IdleWritePaths = countPaths(loggedWrites(m)[writesBefore:]).top(1, 20)
 	rss, peak, anon := memory(m.Cmd.Process.Pid)
 	fig.RSSSettledMiB, fig.RSSPeakMiB, fig.RSSAnonMiB = round2(rss), round2(peak), round2(anon)
 	if s.pprof != "" {
@@ -553,19 +553,19 @@ func failures(items []item, errs []error) []string {
 	return out
 }
 
+// since is the seconds since t, to a tenth.
+func since(t time.Time) float64 { return secs(time.Since(t)) }
+
+func secs(d time.Duration) float64 {
+	return float64(d.Round(100*time.Millisecond)) / float64(time.Second)
+}
+
 func round2(x float64) float64 { return float64(int64(x*100+0.5)) / 100 }
 
 func machine() string {
 	host, _ := os.Hostname()
 	return fmt.Sprintf("%s, %d cores (GOMAXPROCS %d), %s/%s, %s", host, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, runtime.Version())
 }
-
-func moduleRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
-
-func sampleDir() string { return filepath.Join(moduleRoot(), "samples", "catalog") }
 
 // writeReport writes the JSON report and logs it as a table for BENCHMARKS.md.
 func writeReport(t *testing.T, s settings, rep *report) {

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/operator-manager/operator-manager/internal/health"
 	"github.com/operator-manager/operator-manager/internal/kubeapply"
 	"github.com/operator-manager/operator-manager/internal/scheme"
 )
@@ -116,21 +117,9 @@ func (f *floor) wait(ctx context.Context, ns string, names []string) error {
 	}
 }
 
+// rolledOut is the manager's own health verdict on a Deployment: the same bar.
 func rolledOut(d *appsv1.Deployment) bool {
-	want := int32(1)
-	if d.Spec.Replicas != nil {
-		want = *d.Spec.Replicas
-	}
-	s := d.Status
-	if s.ObservedGeneration < d.Generation || s.UpdatedReplicas < want || s.AvailableReplicas < want || s.Replicas > s.UpdatedReplicas {
-		return false
-	}
-	for _, c := range s.Conditions {
-		if c.Type == appsv1.DeploymentAvailable && c.Status == corev1.ConditionTrue {
-			return true
-		}
-	}
-	return false
+	return health.Deployment(health.Input{Deployment: d}).State == health.Healthy
 }
 
 // inParallel runs fn over items with at most limit at once and returns each one's error

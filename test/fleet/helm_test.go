@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
@@ -97,11 +96,4 @@ func yamlStream(objs []*unstructured.Unstructured) ([]byte, error) {
 		b.Write(data)
 	}
 	return b.Bytes(), nil
-}
-
-// since is the seconds since t, to a tenth.
-func since(t time.Time) float64 { return secs(time.Since(t)) }
-
-func secs(d time.Duration) float64 {
-	return float64(d.Round(100*time.Millisecond)) / float64(time.Second)
 }

@@ -269,25 +269,11 @@ func loggedWrites(m *harness.Manager) []string {
 	return out
 }
 
-// topPaths counts writes by "METHOD PATH", most first.
-func topPaths(writes []string, n int) []string {
-	count := map[string]int{}
+// countPaths counts writes by "METHOD PATH", for requests.top.
+func countPaths(writes []string) requests {
+	out := requests{}
 	for _, w := range writes {
-		count[w]++
-	}
-	keys := make([]string, 0, len(count))
-	for k := range count {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		return count[keys[i]] > count[keys[j]] || count[keys[i]] == count[keys[j]] && keys[i] < keys[j]
-	})
-	var out []string
-	for i, k := range keys {
-		if i == n {
-			break
-		}
-		out = append(out, fmt.Sprintf("%s %d", k, count[k]))
+		out[w]++
 	}
 	return out
 }

@@ -3,7 +3,6 @@ package fleet
 import (
 	"fmt"
 	"sort"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/operator-manager/operator-manager/internal/crdrepair"
 	"github.com/operator-manager/operator-manager/internal/kubeapply"
 	"github.com/operator-manager/operator-manager/internal/render"
+	"github.com/operator-manager/operator-manager/test/harness"
 )
 
 // item is one installation of the benchmark: a bundle in its own namespace, with the
@@ -65,7 +65,7 @@ func heads(cat *catalog.Catalog, n int, only map[string]bool) (items []item, ski
 			skipped = append(skipped, p.Name+": needs another package installed first")
 			continue
 		}
-		it, err := render1(cat, b, p.DefaultChannel, namespace(p.Name))
+		it, err := render1(cat, b, p.DefaultChannel, harness.PackageNamespace("fleet", p.Name))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -130,13 +130,4 @@ func bundleAt(cat *catalog.Catalog, pkg, v string) (*catalog.Bundle, string, err
 		}
 	}
 	return nil, "", fmt.Errorf("%s has no version %s in channel %s", pkg, v, p.DefaultChannel)
-}
-
-// namespace is the package's namespace: a DNS label.
-func namespace(pkg string) string {
-	ns := "fleet-" + strings.ToLower(pkg)
-	if len(ns) > 63 {
-		ns = strings.TrimRight(ns[:63], "-.")
-	}
-	return strings.ReplaceAll(ns, ".", "-")
 }

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -87,8 +88,8 @@ func NewCluster(e *testenv.Env) (*Cluster, error) {
 	if c.Work, err = os.MkdirTemp("", "operator-manager-e2e-"); err != nil {
 		return nil, err
 	}
-	root := moduleRoot()
-	c.SampleDir = filepath.Join(root, "samples", "catalog")
+	root := ModuleRoot()
+	c.SampleDir = SampleDir()
 	c.ManagerBin = filepath.Join(c.Work, "operator-manager")
 	build := exec.Command("go", "build", "-o", c.ManagerBin, "./cmd/operator-manager")
 	build.Dir = root
@@ -115,8 +116,20 @@ func NewCluster(e *testenv.Env) (*Cluster, error) {
 	return c, nil
 }
 
-// moduleRoot is the directory of go.mod, found from this source file.
-func moduleRoot() string {
+// SampleDir is the project's sample catalog.
+func SampleDir() string { return filepath.Join(ModuleRoot(), "samples", "catalog") }
+
+// PackageNamespace is a test's namespace for a package: prefix-package, made a DNS label.
+func PackageNamespace(prefix, pkg string) string {
+	ns := prefix + "-" + strings.ToLower(pkg)
+	if len(ns) > 63 {
+		ns = strings.TrimRight(ns[:63], "-.")
+	}
+	return strings.ReplaceAll(ns, ".", "-")
+}
+
+// ModuleRoot is the directory of go.mod, found from this source file.
+func ModuleRoot() string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
@@ -126,7 +139,7 @@ func CommunityDir() string {
 	if dir := os.Getenv("OPM_COMMUNITY_CATALOG"); dir != "" {
 		return dir
 	}
-	dir := filepath.Join(moduleRoot(), "..", "shared", "catalogs", "community-operators")
+	dir := filepath.Join(ModuleRoot(), "..", "shared", "catalogs", "community-operators")
 	if _, err := os.Stat(dir); err != nil {
 		return ""
 	}
