@@ -17,8 +17,14 @@ help: ## List the targets.
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*?## "}{printf "  %-14s %s\n",$$1,$$2}'
 
 .PHONY: build
-build: ## Build bin/operator-manager.
+build: ## Build bin/operator-manager, and bin/kubectl-operator_manager, its name as a kubectl plugin.
 	go build -o $(BIN)/operator-manager ./cmd/operator-manager
+	ln -sf operator-manager $(BIN)/kubectl-operator_manager
+
+.PHONY: install
+install: ## Install operator-manager and its kubectl plugin name (kubectl operator-manager) into GOBIN.
+	go install ./cmd/operator-manager
+	ln -sf operator-manager "$$(go env GOBIN | grep . || echo "$$(go env GOPATH)/bin")/kubectl-operator_manager"
 
 $(CONTROLLER_GEN): tools/codegen/go.mod tools/codegen/go.sum
 	go build -C tools/codegen -o $(CONTROLLER_GEN) sigs.k8s.io/controller-tools/cmd/controller-gen

@@ -10,7 +10,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
+	"time"
 
 	"github.com/operator-manager/operator-manager/internal/catalog"
 )
@@ -100,4 +102,43 @@ func (c *Cache) Delete(digest string) error {
 		return err
 	}
 	return nil
+}
+
+// Entry is one cached bundle, as List reports it.
+type Entry struct {
+	Digest  string
+	Path    string
+	Size    int64
+	ModTime time.Time
+}
+
+// List returns the cache's entries, oldest first; a missing directory is an empty cache.
+// Files that are not entries (a torn temporary file of a Put) are left out.
+func (c *Cache) List() ([]Entry, error) {
+	return ListDir(c.Dir, ".json")
+}
+
+// ListDir lists the content-addressed files of dir named <64 hex digits><ext>, oldest
+// first: the layout of this cache (".json") and of the HTTP catalog client (".tar").
+func ListDir(dir, ext string) ([]Entry, error) {
+	des, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("reading the bundle cache %s: %w", dir, err)
+	}
+	var out []Entry
+	for _, de := range des {
+		hex, ok := strings.CutSuffix(de.Name(), ext)
+		if !ok || de.IsDir() || !catalog.ValidDigest("sha256:"+hex) {
+			continue
+		}
+		info, err := de.Info()
+		if err != nil {
+			continue // removed since ReadDir
+		}
+		out = append(out, Entry{Digest: "sha256:" + hex, Path: filepath.Join(dir, de.Name()), Size: info.Size(), ModTime: info.ModTime()})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ModTime.Before(out[j].ModTime) })
+	return out, nil
 }

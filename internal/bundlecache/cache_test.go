@@ -53,3 +53,34 @@ func TestPutGetDelete(t *testing.T) {
 		t.Errorf("Get of a path = %v", err)
 	}
 }
+
+func TestList(t *testing.T) {
+	c := &Cache{Dir: filepath.Join(t.TempDir(), "bundles")}
+	if got, err := c.List(); err != nil || len(got) != 0 {
+		t.Fatalf("List of a missing directory = %v, %v; want an empty cache", got, err)
+	}
+	var digests []string
+	for _, kind := range []string{"A", "B"} {
+		files := []catalog.File{{Name: "csv.yaml", Data: []byte("kind: " + kind + "\n")}}
+		d := catalog.DigestFiles(files)
+		if err := c.Put(d, files); err != nil {
+			t.Fatal(err)
+		}
+		digests = append(digests, d)
+	}
+	// Not entries: a torn temporary file of a Put, and a stray file.
+	for _, name := range []string{".put-123", "notes.json"} {
+		if err := os.WriteFile(filepath.Join(c.Dir, name), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := c.List()
+	if err != nil || len(got) != 2 {
+		t.Fatalf("List = %+v, %v; want the two entries", got, err)
+	}
+	for _, e := range got {
+		if e.Size == 0 || e.ModTime.IsZero() || (e.Digest != digests[0] && e.Digest != digests[1]) {
+			t.Errorf("entry %+v", e)
+		}
+	}
+}

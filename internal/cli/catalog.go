@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/operator-manager/operator-manager/internal/catalog"
 	"github.com/operator-manager/operator-manager/internal/catalog/remote"
+	"github.com/operator-manager/operator-manager/internal/controller/catalogsource"
 )
 
 func newCatalogCmd() *cobra.Command {
@@ -77,6 +79,15 @@ func (s *catalogSource) load(ctx context.Context, args []string) (*catalog.Catal
 	// Only the index is read: no bundle is fetched, so no cache is needed.
 	cat, err := s.client("").Load(ctx)
 	return cat, s.url, args, err
+}
+
+// loadWithBundles returns the catalog for a verb that reads bundles too: those of a
+// served catalog are fetched into the local cache, as the manager keeps them.
+func (s *catalogSource) loadWithBundles(ctx context.Context, args []string) (*catalog.Catalog, error) {
+	if s.url == "" {
+		return loadCatalog(args[0])
+	}
+	return s.client(filepath.Join(defaultCacheDir(), catalogsource.RemoteCacheSubdir)).Load(ctx)
 }
 
 func latest(p *catalog.Package) *catalog.Bundle {

@@ -52,7 +52,8 @@ directory.`,
 }
 
 func newDevBuildCmd() *cobra.Command {
-	return &cobra.Command{
+	out := &output{}
+	cmd := &cobra.Command{
 		Use:   "build",
 		Short: "Build (or find in the cache) the control-plane binaries and print their directory",
 		Args:  cobra.NoArgs,
@@ -61,14 +62,16 @@ func newDevBuildCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), dir)
-			return nil
+			return out.print(cmd.OutOrStdout(), map[string]string{"dir": dir}, func(tw *tabwriter.Writer) { fmt.Fprintln(tw, dir) })
 		},
 	}
+	out.bind(cmd)
+	return cmd
 }
 
 func newDevUpCmd() *cobra.Command {
 	var catalog string
+	out := &output{}
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Start the local cluster and the manager in the background; print the KUBECONFIG export",
@@ -83,8 +86,7 @@ func newDevUpCmd() *cobra.Command {
 			if e, err := testenv.Load(clusterDir); err == nil {
 				if allRunning(e) {
 					fmt.Fprintf(cmd.ErrOrStderr(), "already running (operator-manager dev status shows it)\n")
-					fmt.Fprintf(cmd.OutOrStdout(), "export KUBECONFIG=%s\n", e.Kubeconfig)
-					return nil
+					return printDevUp(cmd, out, e, "")
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "stopping what is left of an earlier run\n")
 				e.Stop()
@@ -117,12 +119,25 @@ func newDevUpCmd() *cobra.Command {
 				config.ManagerNamespace, config.ManagerServiceAccount, filepath.Join(clusterDir, testenv.ManagerKubeconfigFile))
 			fmt.Fprintf(w, "  logs:     %s/*.log\n  kubectl:  %s\n", clusterDir, filepath.Join(bins, testenv.BinKubectl))
 			fmt.Fprintf(w, "  stop:     operator-manager dev down\n\n")
-			fmt.Fprintf(cmd.OutOrStdout(), "export KUBECONFIG=%s\n", e.Kubeconfig)
-			return nil
+			return printDevUp(cmd, out, e, catalog)
 		},
 	}
 	cmd.Flags().StringVar(&catalog, "catalog", "", "directory of the default catalog (default: the checkout's samples/catalog)")
+	out.bind(cmd)
 	return cmd
+}
+
+// printDevUp prints what a shell evaluates (export KUBECONFIG=...), or with -o json|yaml
+// where the cluster is.
+func printDevUp(cmd *cobra.Command, out *output, e *testenv.Env, catalog string) error {
+	doc := map[string]string{"kubeconfig": e.Kubeconfig, "server": e.Server}
+	if kc, _ := devManagerIdentity(e); kc != "" {
+		doc["managerKubeconfig"] = kc
+	}
+	if catalog != "" {
+		doc["catalog"] = catalog
+	}
+	return out.print(cmd.OutOrStdout(), doc, func(tw *tabwriter.Writer) { fmt.Fprintf(tw, "export KUBECONFIG=%s\n", e.Kubeconfig) })
 }
 
 // devStartManager installs the CRDs and starts this binary's `run` against the cluster, then
@@ -183,7 +198,8 @@ func devStartManager(ctx context.Context, cmd *cobra.Command, e *testenv.Env, di
 }
 
 func newDevDownCmd() *cobra.Command {
-	return &cobra.Command{
+	out := &output{}
+	cmd := &cobra.Command{
 		Use:   "down",
 		Short: "Stop the local cluster and the manager that `dev up` started",
 		Args:  cobra.NoArgs,
@@ -194,21 +210,27 @@ func newDevDownCmd() *cobra.Command {
 			}
 			e, err := testenv.Load(filepath.Join(dir, "cluster"))
 			if errors.Is(err, fs.ErrNotExist) {
-				fmt.Fprintln(cmd.OutOrStdout(), "nothing runs")
-				return nil
+				return out.print(cmd.OutOrStdout(), map[string]any{"stopped": []string{}}, func(tw *tabwriter.Writer) { fmt.Fprintln(tw, "nothing runs") })
 			} else if err != nil {
 				return err
 			}
 			e.Stop()
+			stopped := []string{}
 			for _, s := range e.Status() {
 				if s.Running {
 					return fmt.Errorf("%s (pid %d) still runs", s.Name, s.PID)
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "stopped %s (pid %d)\n", s.Name, s.PID)
+				stopped = append(stopped, s.Name)
 			}
-			return nil
+			return out.print(cmd.OutOrStdout(), map[string]any{"stopped": stopped}, func(tw *tabwriter.Writer) {
+				for _, s := range e.Status() {
+					fmt.Fprintf(tw, "stopped %s (pid %d)\n", s.Name, s.PID)
+				}
+			})
 		},
 	}
+	out.bind(cmd)
+	return cmd
 }
 
 func newDevStatusCmd() *cobra.Command {

@@ -50,6 +50,12 @@ func TestDevUpDown(t *testing.T) {
 		t.Fatalf("dev up printed no export line on stdout:\n%s", stdout)
 	}
 	kubeconfig := m[1]
+	// A person sees progress, not a library's complaint and stack trace.
+	for _, noise := range []string{"log.SetLogger", "goroutine ", ".go:"} {
+		if strings.Contains(stderr, noise) {
+			t.Errorf("dev up printed %q:\n%s", noise, stderr)
+		}
+	}
 
 	out, errOut, err := run(filepath.Join(bins, testenv.BinKubectl), "--kubeconfig", kubeconfig,
 		"get", "subscriptions,blueprints,csv,catalogsources", "-A")
@@ -69,6 +75,9 @@ func TestDevUpDown(t *testing.T) {
 	// A second `up` finds the running cluster instead of starting another.
 	if stdout2, _, err := run(exe, "dev", "up"); err != nil || !strings.Contains(stdout2, kubeconfig) {
 		t.Errorf("second dev up: %v, stdout %q", err, stdout2)
+	}
+	if stdout2, _, err := run(exe, "dev", "up", "-o", "json"); err != nil || !strings.Contains(stdout2, `"kubeconfig": "`+kubeconfig+`"`) {
+		t.Errorf("dev up -o json: %v, stdout %q", err, stdout2)
 	}
 
 	out, errOut, err = run(exe, "dev", "status", "-o", "json")

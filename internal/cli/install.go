@@ -23,15 +23,17 @@ func newInstallCmd(g *globals) *cobra.Command {
 	var spec omv1.SubscriptionSpec
 	var wait bool
 	var timeout, health time.Duration
+	out := &output{}
 	cmd := &cobra.Command{
 		Use:   "install NAME (--csv PACKAGE.VERSION | --package PACKAGE [--channel C] [--version V])",
 		Short: "Install an operator: create (or update) its Subscription, and with --wait follow it to the end",
 		Example: `  operator-manager install prometheus --csv prometheus.0.22.2 --wait
   operator-manager install cache --package cache-operator --version ">=1.1.0 <1.3.0" --catalog samples --wait`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: g.completeSubscriptions,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if (spec.StartingCSV == "") == (spec.Package == "") {
-				return errors.New("give exactly one of --csv and --package")
+				return usageError("give exactly one of --csv and --package")
 			}
 			c, ns, err := g.clientAndNamespace()
 			if err != nil {
@@ -42,7 +44,7 @@ func newInstallCmd(g *globals) *cobra.Command {
 				spec.Health = &omv1.HealthPolicy{Timeout: &metav1.Duration{Duration: health}}
 			}
 			sub := &omv1.Subscription{ObjectMeta: metav1.ObjectMeta{Name: args[0], Namespace: ns}}
-			ctx := cmd.Context()
+			ctx, w := cmd.Context(), out.human(cmd)
 			err = c.Get(ctx, client.ObjectKeyFromObject(sub), sub)
 			switch {
 			case apierrors.IsNotFound(err):
@@ -50,7 +52,7 @@ func newInstallCmd(g *globals) *cobra.Command {
 				if err := c.Create(ctx, sub); err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "subscription %s/%s created\n", ns, sub.Name)
+				fmt.Fprintf(w, "subscription %s/%s created\n", ns, sub.Name)
 			case err != nil:
 				return err
 			default:
@@ -66,14 +68,16 @@ func newInstallCmd(g *globals) *cobra.Command {
 				if err := c.Patch(ctx, sub, patch); err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "subscription %s/%s updated\n", ns, sub.Name)
+				fmt.Fprintf(w, "subscription %s/%s updated\n", ns, sub.Name)
 			}
-			if !wait {
-				return nil
+			key := client.ObjectKeyFromObject(sub)
+			if wait {
+				err = waitSubscription(ctx, c, key, timeout, w, installDone)
 			}
-			return waitSubscription(ctx, c, client.ObjectKeyFromObject(sub), timeout, cmd.OutOrStdout(), installDone)
+			return out.result(cmd, err, func() any { return installation(ctx, c, key) })
 		},
 	}
+	out.bind(cmd)
 	f := cmd.Flags()
 	f.StringVar(&spec.StartingCSV, "csv", "", "the version, as the original startingCSV: <package>.<version>, <package>.v<version> or a CSV name")
 	f.StringVar(&spec.Package, "package", "", "the catalog package")
@@ -89,16 +93,18 @@ func newInstallCmd(g *globals) *cobra.Command {
 func newUninstallCmd(g *globals) *cobra.Command {
 	var wait, deleteSub bool
 	var timeout time.Duration
+	out := &output{}
 	cmd := &cobra.Command{
-		Use:   "uninstall NAME",
-		Short: "Uninstall an operator (option: delete); its CRDs and custom resources are kept",
-		Args:  cobra.ExactArgs(1),
+		Use:               "uninstall NAME",
+		Short:             "Uninstall an operator (option: delete); its CRDs and custom resources are kept",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: g.completeSubscriptions,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, ns, err := g.clientAndNamespace()
 			if err != nil {
 				return err
 			}
-			ctx := cmd.Context()
+			ctx, w := cmd.Context(), out.human(cmd)
 			sub := &omv1.Subscription{}
 			key := client.ObjectKey{Namespace: ns, Name: args[0]}
 			if err := c.Get(ctx, key, sub); err != nil {
@@ -108,21 +114,22 @@ func newUninstallCmd(g *globals) *cobra.Command {
 				if err := c.Delete(ctx, sub); err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "subscription %s deleted\n", key)
+				fmt.Fprintf(w, "subscription %s deleted\n", key)
 			} else {
 				patch := client.MergeFrom(sub.DeepCopy())
 				sub.Spec.Option = omv1.OptionDelete
 				if err := c.Patch(ctx, sub, patch); err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "subscription %s set to option: delete\n", key)
+				fmt.Fprintf(w, "subscription %s set to option: delete\n", key)
 			}
-			if !wait {
-				return nil
+			if wait {
+				err = waitSubscription(ctx, c, key, timeout, w, uninstallDone)
 			}
-			return waitSubscription(ctx, c, key, timeout, cmd.OutOrStdout(), uninstallDone)
+			return out.result(cmd, err, func() any { return installation(ctx, c, key) })
 		},
 	}
+	out.bind(cmd)
 	cmd.Flags().BoolVar(&deleteSub, "delete-subscription", false, "delete the Subscription too, instead of keeping it with option: delete")
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait until everything of the operator is removed, printing progress")
 	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long --wait waits")
@@ -143,7 +150,7 @@ var terminalResolve = map[string]bool{"PackageNotFound": true, "VersionNotFound"
 // WaitingForApproval, UpgradeHeld) for the change asked for, with its reason.
 func installDone(sub *omv1.Subscription, bp *omv1.Blueprint, gone bool) (bool, error) {
 	if gone {
-		return true, errors.New("the Subscription was deleted")
+		return true, withCode(ExitFailed, errors.New("the Subscription was deleted"))
 	}
 	if sub.Status.ObservedGeneration < sub.Generation {
 		return false, nil
@@ -157,7 +164,7 @@ func installDone(sub *omv1.Subscription, bp *omv1.Blueprint, gone bool) (bool, e
 		return true, nil
 	}
 	if c := meta.FindStatusCondition(sub.Status.Conditions, omv1.ConditionResolved); c != nil && c.Status == metav1.ConditionFalse && terminalResolve[c.Reason] {
-		return true, fmt.Errorf("%s: %s", c.Reason, c.Message)
+		return true, withCode(ExitFailed, fmt.Errorf("%s: %s", c.Reason, c.Message))
 	}
 	if bp == nil || !settledForTarget(bp) {
 		return false, nil
@@ -168,7 +175,15 @@ func installDone(sub *omv1.Subscription, bp *omv1.Blueprint, gone bool) (bool, e
 		if c := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionReady); c != nil {
 			reason, msg = c.Reason, c.Message
 		}
-		return true, fmt.Errorf("%s: %s: %s", bp.Status.Phase, reason, msg)
+		code := ExitFailed
+		if bp.Status.Phase == omv1.BlueprintWaitingForApproval || bp.Status.Phase == omv1.BlueprintUpgradeHeld {
+			code = ExitHeld
+		}
+		what := string(bp.Status.Phase)
+		if reason != what {
+			what += ": " + reason
+		}
+		return true, withCode(code, fmt.Errorf("%s: %s", what, msg))
 	}
 	return false, nil
 }
@@ -199,7 +214,7 @@ func uninstallDone(sub *omv1.Subscription, _ *omv1.Blueprint, gone bool) (bool, 
 	}
 	c := meta.FindStatusCondition(sub.Status.Conditions, omv1.ConditionInstalled)
 	if c != nil && c.Reason == "RequiredByOthers" {
-		return true, fmt.Errorf("%s: %s", c.Reason, c.Message)
+		return true, withCode(ExitFailed, fmt.Errorf("%s: %s", c.Reason, c.Message))
 	}
 	return c != nil && c.Reason == omv1.ReasonUninstalled, nil
 }
@@ -225,7 +240,7 @@ func poll(ctx context.Context, timeout time.Duration, w io.Writer, what string, 
 		}
 		if err != nil {
 			if ctx.Err() != nil {
-				return fmt.Errorf("timed out after %s waiting for %s; last state: %s", timeout, what, last)
+				return withCode(ExitTimeout, fmt.Errorf("timed out after %s waiting for %s; last state: %s", timeout, what, last))
 			}
 			return err
 		}
@@ -234,7 +249,7 @@ func poll(ctx context.Context, timeout time.Duration, w io.Writer, what string, 
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("timed out after %s waiting for %s; last state: %s", timeout, what, last)
+			return withCode(ExitTimeout, fmt.Errorf("timed out after %s waiting for %s; last state: %s", timeout, what, last))
 		case <-wake:
 		case <-time.After(interval):
 		}
@@ -398,18 +413,32 @@ func newListCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-// statusDoc is `status -o json|yaml`.
+// statusDoc is an installation as `status`, `install`, `uninstall`, `rollback` and
+// `approve` print it with -o json|yaml. Subscription is null once it is deleted.
 type statusDoc struct {
 	Subscription *omv1.Subscription `json:"subscription"`
 	Blueprint    *omv1.Blueprint    `json:"blueprint,omitempty"`
 }
 
+// installation reads the installation key as it is now; what is not there is left out.
+func installation(ctx context.Context, c client.Client, key client.ObjectKey) statusDoc {
+	doc := statusDoc{}
+	if sub := (&omv1.Subscription{}); c.Get(ctx, key, sub) == nil {
+		doc.Subscription = sub
+	}
+	if bp := (&omv1.Blueprint{}); c.Get(ctx, key, bp) == nil {
+		doc.Blueprint = bp
+	}
+	return doc
+}
+
 func newStatusCmd(g *globals) *cobra.Command {
 	out := &output{}
 	cmd := &cobra.Command{
-		Use:   "status NAME",
-		Short: "Show one Subscription: what runs, its conditions and its revisions",
-		Args:  cobra.ExactArgs(1),
+		Use:               "status NAME",
+		Short:             "Show one Subscription: what runs, its conditions and its revisions",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: g.completeSubscriptions,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, ns, err := g.clientAndNamespace()
 			if err != nil {

@@ -11,29 +11,61 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	"github.com/operator-manager/operator-manager/internal/revisionstore"
 )
 
 func newHistoryCmd(g *globals) *cobra.Command {
 	out := &output{}
 	cmd := &cobra.Command{
-		Use:   "history NAME",
-		Short: "Show the revisions of an installation: version, trigger, outcome, reason and time (like helm history)",
-		Args:  cobra.ExactArgs(1),
+		Use:               "history NAME",
+		Short:             "Show the revisions of an installation: version, trigger, outcome, reason and time (like helm history)",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: g.completeSubscriptions,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, bp, err := g.blueprint(cmd.Context(), args[0])
+			c, bp, err := g.blueprint(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
-			return out.print(cmd.OutOrStdout(), bp.Status.History, func(tw *tabwriter.Writer) { printHistory(tw, bp) })
+			rows := historyRows(cmd.Context(), c, bp)
+			return out.print(cmd.OutOrStdout(), rows, func(tw *tabwriter.Writer) { printHistory(tw, bp, rows) })
 		},
 	}
 	out.bind(cmd)
 	return cmd
 }
 
-func printHistory(w io.Writer, bp *omv1.Blueprint) {
-	fmt.Fprintln(w, "REVISION\tCSV\tVERSION\tTRIGGER\tOUTCOME\tREASON\tSTARTED\tDURATION\tMESSAGE")
+// historyRow is a revision with what the cluster keeps of it (`history -o json|yaml`: the
+// revision's fields, and "stored").
+type historyRow struct {
+	omv1.Revision `json:",inline"`
+	// Stored is the bundle kept in the cluster for rollbacks; null when pruned. StoredError
+	// says why it could not be read (the person may not get Secrets).
+	Stored      *revisionstore.Stored `json:"stored"`
+	StoredError string                `json:"storedError,omitempty"`
+}
+
+// historyRows reads, for each revision, the bundle Secrets the cluster keeps of it.
+func historyRows(ctx context.Context, c client.Client, bp *omv1.Blueprint) []historyRow {
+	store := &revisionstore.Store{Client: c}
+	rows := make([]historyRow, 0, len(bp.Status.History))
 	for _, h := range bp.Status.History {
+		row := historyRow{Revision: h}
+		if h.BundleDigest != "" {
+			st, err := store.Stat(ctx, bp.Namespace, bp.Name, h.BundleDigest)
+			row.Stored = st
+			if err != nil {
+				row.StoredError = err.Error()
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+func printHistory(w io.Writer, bp *omv1.Blueprint, rows []historyRow) {
+	fmt.Fprintln(w, "REVISION\tCSV\tVERSION\tTRIGGER\tOUTCOME\tREASON\tSTARTED\tDURATION\tKEPT\tMESSAGE")
+	for _, row := range rows {
+		h := row.Revision
 		started, took := "", ""
 		if h.StartTime != nil {
 			started = h.StartTime.UTC().Format(time.RFC3339)
@@ -49,7 +81,14 @@ func printHistory(w io.Writer, bp *omv1.Blueprint) {
 		if len(msg) > 80 {
 			msg = msg[:77] + "..."
 		}
-		fmt.Fprintf(w, "%d%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", h.Revision, marker, h.CSVName, h.Version, h.Trigger, h.Outcome, h.Reason, started, took, msg)
+		kept := "-" // pruned: only the record remains
+		switch {
+		case row.StoredError != "":
+			kept = "?"
+		case row.Stored != nil:
+			kept = fmt.Sprintf("secret/%s (%s)", row.Stored.Secret, humanBytes(int64(row.Stored.Bytes)))
+		}
+		fmt.Fprintf(w, "%d%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", h.Revision, marker, h.CSVName, h.Version, h.Trigger, h.Outcome, h.Reason, started, took, kept, msg)
 	}
 }
 
@@ -57,6 +96,7 @@ func newRollbackCmd(g *globals) *cobra.Command {
 	var to int64
 	var wait bool
 	var timeout time.Duration
+	out := &output{}
 	cmd := &cobra.Command{
 		Use:   "rollback NAME [--to-revision N]",
 		Short: "Return an installation to an earlier revision (default: the newest good one before the current)",
@@ -64,7 +104,8 @@ func newRollbackCmd(g *globals) *cobra.Command {
 clusterServiceVersionName does. The bundle comes from the manager's local cache, so no
 catalog is needed. The cluster's newer CRDs are kept. The Subscription is not changed: edit
 it to move on again.`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: g.completeSubscriptions,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			c, bp, err := g.blueprint(ctx, args[0])
@@ -84,13 +125,15 @@ it to move on again.`,
 			if err := c.Patch(ctx, bp, patch); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "rolling %s/%s back to revision %d: %s (%s)\n", ns, bp.Name, target.Revision, target.CSVName, target.Version)
-			if !wait {
-				return nil
+			w, key := out.human(cmd), client.ObjectKeyFromObject(bp)
+			fmt.Fprintf(w, "rolling %s/%s back to revision %d: %s (%s)\n", ns, bp.Name, target.Revision, target.CSVName, target.Version)
+			if wait {
+				err = waitBlueprint(ctx, c, key, target.CSVName, timeout, w)
 			}
-			return waitBlueprint(ctx, c, client.ObjectKeyFromObject(bp), target.CSVName, timeout, cmd.OutOrStdout())
+			return out.result(cmd, err, func() any { return installation(ctx, c, key) })
 		},
 	}
+	out.bind(cmd)
 	cmd.Flags().Int64Var(&to, "to-revision", 0, "the revision to return to (see `operator-manager history`)")
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait until the older version runs, printing progress")
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "how long --wait waits")
@@ -154,7 +197,7 @@ func waitBlueprint(ctx context.Context, c client.Client, key client.ObjectKey, c
 		switch bp.Status.Phase {
 		case omv1.BlueprintFailed, omv1.BlueprintBlocked, omv1.BlueprintRolledBack:
 			if settledForTarget(bp) { // the phase is about this change
-				return line, false, fmt.Errorf("%s: %s: see `operator-manager history %s`", bp.Status.Phase, readyMessage(bp), key.Name)
+				return line, false, withCode(ExitFailed, fmt.Errorf("%s: %s: see `operator-manager history %s`", bp.Status.Phase, readyMessage(bp), key.Name))
 			}
 		}
 		return line, false, nil
@@ -164,10 +207,12 @@ func waitBlueprint(ctx context.Context, c client.Client, key client.ObjectKey, c
 func newApproveCmd(g *globals) *cobra.Command {
 	var wait bool
 	var timeout time.Duration
+	out := &output{}
 	cmd := &cobra.Command{
-		Use:   "approve NAME",
-		Short: "Approve the version change a Manual Subscription waits for",
-		Args:  cobra.ExactArgs(1),
+		Use:               "approve NAME",
+		Short:             "Approve the version change a Manual Subscription waits for",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: g.completeSubscriptions,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			c, bp, err := g.blueprint(ctx, args[0])
@@ -183,13 +228,15 @@ func newApproveCmd(g *globals) *cobra.Command {
 			if err := c.Patch(ctx, bp, patch); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "approved %s/%s: %s replaces %s\n", ns, bp.Name, bp.Spec.ClusterServiceVersionName, bp.Status.CurrentCSV)
-			if !wait {
-				return nil
+			w, key := out.human(cmd), client.ObjectKeyFromObject(bp)
+			fmt.Fprintf(w, "approved %s/%s: %s replaces %s\n", ns, bp.Name, bp.Spec.ClusterServiceVersionName, bp.Status.CurrentCSV)
+			if wait {
+				err = waitBlueprint(ctx, c, key, bp.Spec.ClusterServiceVersionName, timeout, w)
 			}
-			return waitBlueprint(ctx, c, client.ObjectKeyFromObject(bp), bp.Spec.ClusterServiceVersionName, timeout, cmd.OutOrStdout())
+			return out.result(cmd, err, func() any { return installation(ctx, c, key) })
 		},
 	}
+	out.bind(cmd)
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait until the approved version runs, printing progress")
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "how long --wait waits")
 	return cmd

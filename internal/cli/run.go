@@ -25,7 +25,8 @@ against the cluster of the kubeconfig (or in-cluster), with /healthz and /readyz
 Prometheus /metrics endpoint and leader election. In a cluster /metrics is served over
 HTTPS to callers allowed to get /metrics (ClusterRole operator-manager-metrics-reader)
 and leader election is on; local runs serve plain /metrics and run alone.`,
-		Args: cobra.NoArgs,
+		Args:        cobra.NoArgs,
+		Annotations: map[string]string{annotationOwnLogger: "true"},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 			if os.Getenv("GOGC") == "" {
@@ -63,6 +64,7 @@ and leader election is on; local runs serve plain /metrics and run alone.`,
 			if err != nil {
 				return err
 			}
+			cfg.WarningHandler = nil // the manager logs the API server's warnings as controller-runtime does
 			return manager.Run(ctrl.SetupSignalHandler(), cfg, opts, controller.All()...)
 		},
 	}

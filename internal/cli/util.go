@@ -32,6 +32,45 @@ type output struct{ format string }
 
 func (o *output) bind(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&o.format, "output", "o", "table", "output format: table, json or yaml")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json", "yaml"}, cobra.ShellCompDirectiveNoFileComp))
+	// A bad format is a wrong command line, refused before the verb changes anything.
+	next := cmd.PreRunE
+	cmd.PreRunE = func(c *cobra.Command, args []string) error {
+		switch o.format {
+		case "table", "", "json", "yaml":
+		default:
+			return usageError("unknown output format %q: use table, json or yaml", o.format)
+		}
+		if next != nil {
+			return next(c, args)
+		}
+		return nil
+	}
+}
+
+// structured reports whether stdout carries JSON or YAML for a program.
+func (o *output) structured() bool { return o.format == "json" || o.format == "yaml" }
+
+// human is where a verb that acts says what it does and, with --wait, what it waits for:
+// stdout for a person, stderr when stdout carries JSON or YAML, so a script parses stdout
+// whole and still sees the progress.
+func (o *output) human(cmd *cobra.Command) io.Writer {
+	if o.structured() {
+		return cmd.ErrOrStderr()
+	}
+	return cmd.OutOrStdout()
+}
+
+// result ends a verb that acts: with -o json|yaml it prints the object the verb left
+// (even when the verb failed, so a script sees where it stopped), then returns err.
+func (o *output) result(cmd *cobra.Command, err error, doc func() any) error {
+	if !o.structured() {
+		return err
+	}
+	if perr := o.print(cmd.OutOrStdout(), doc(), nil); perr != nil && err == nil {
+		return perr
+	}
+	return err
 }
 
 // print writes v as JSON or YAML, or calls table with a tabwriter.

@@ -3,7 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"runtime/debug"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -11,24 +13,44 @@ import (
 	"github.com/operator-manager/operator-manager/config"
 )
 
+// versionDoc is `version -o json|yaml`.
+type versionDoc struct {
+	Version   string `json:"version"`
+	GoVersion string `json:"goVersion"`
+	Revision  string `json:"revision,omitempty"`
+}
+
 func newVersionCmd() *cobra.Command {
-	return &cobra.Command{
+	out := &output{}
+	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the version of operator-manager",
 		Args:  cobra.NoArgs,
-		Run: func(cmd *cobra.Command, _ []string) {
-			version := "(devel)"
-			if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
-				version = info.Main.Version
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			doc := versionDoc{Version: "(devel)", GoVersion: runtime.Version()}
+			if info, ok := debug.ReadBuildInfo(); ok {
+				if info.Main.Version != "" {
+					doc.Version = info.Main.Version
+				}
+				for _, s := range info.Settings {
+					if s.Key == "vcs.revision" {
+						doc.Revision = s.Value
+					}
+				}
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), "operator-manager", version)
+			return out.print(cmd.OutOrStdout(), doc, func(tw *tabwriter.Writer) {
+				fmt.Fprintln(tw, "operator-manager", doc.Version)
+			})
 		},
 	}
+	out.bind(cmd)
+	return cmd
 }
 
 func newCRDsCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "crds", Short: "Manage operator-manager's own CRDs"}
-	cmd.AddCommand(&cobra.Command{
+	out := &output{}
+	install := &cobra.Command{
 		Use:   "install",
 		Short: "Install or update the CRDs (server-side apply) and wait until they are Established",
 		Args:  cobra.NoArgs,
@@ -43,11 +65,18 @@ func newCRDsCmd(g *globals) *cobra.Command {
 				return err
 			}
 			crds, _ := config.CRDs()
+			var names []string
 			for _, crd := range crds {
-				fmt.Fprintf(cmd.OutOrStdout(), "customresourcedefinition/%s established\n", crd.Name)
+				names = append(names, crd.Name)
 			}
-			return nil
+			return out.print(cmd.OutOrStdout(), map[string]any{"established": names}, func(tw *tabwriter.Writer) {
+				for _, n := range names {
+					fmt.Fprintf(tw, "customresourcedefinition/%s established\n", n)
+				}
+			})
 		},
-	})
+	}
+	out.bind(install)
+	cmd.AddCommand(install)
 	return cmd
 }

@@ -222,3 +222,45 @@ func (s *Store) deleteSecret(ctx context.Context, namespace, name string) error 
 	}
 	return nil
 }
+
+// Stored describes what the cluster keeps of one retained revision's bundle.
+type Stored struct {
+	// Secret is the name of the entry's first Secret, in the Blueprint's namespace.
+	Secret string `json:"secret"`
+	// Chunks is how many Secrets the entry spans.
+	Chunks int `json:"chunks"`
+	// Bytes is the size of the compressed payload, all chunks together.
+	Bytes int `json:"bytes"`
+}
+
+// Stat says what the cluster keeps of a bundle, or nil when it keeps nothing (the
+// revision was pruned, or stored before revisions were). It reads the Secrets without
+// checking the payload; Load checks it.
+func (s *Store) Stat(ctx context.Context, namespace, blueprint, digest string) (*Stored, error) {
+	if !catalog.ValidDigest(digest) {
+		return nil, fmt.Errorf("invalid bundle digest %q", digest)
+	}
+	get := s.get(ctx, namespace)
+	base := SecretName(blueprint, digest)
+	first, err := get(base)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("reading Secret %s/%s: %w", namespace, base, err)
+	}
+	if first.Type != SecretType || first.Annotations[AnnotationBundleDigest] != digest {
+		return nil, nil
+	}
+	st := &Stored{Secret: base, Chunks: 1, Bytes: len(first.Data[dataKey])}
+	if c, err := strconv.Atoi(first.Annotations[AnnotationChunks]); err == nil && c > 1 && c <= maxChunks {
+		st.Chunks = c
+	}
+	for i := 1; i < st.Chunks; i++ {
+		sec, err := get(chunkName(base, i))
+		if err != nil {
+			return nil, fmt.Errorf("reading Secret %s/%s: %w", namespace, chunkName(base, i), err)
+		}
+		st.Bytes += len(sec.Data[dataKey])
+	}
+	return st, nil
+}

@@ -206,6 +206,14 @@ func TestChunkedBundle(t *testing.T) {
 	if err != nil || catalog.DigestFiles(got) != digest {
 		t.Fatalf("Load = %d files, %v", len(got), err)
 	}
+	// Stat (what `history` shows) counts every chunk.
+	total := 0
+	for _, sec := range secrets {
+		total += len(sec.Data["bundle"])
+	}
+	if st, err := newStore(t).Stat(ctx, namespace, bp.Name, digest); err != nil || st == nil || st.Secret != secrets[0].Name || st.Chunks != len(secrets) || st.Bytes != total {
+		t.Errorf("Stat = %+v, %v; want %s, %d chunks, %d bytes", st, err, secrets[0].Name, len(secrets), total)
+	}
 
 	before := resourceVersions(secrets)
 	if err := s.Save(ctx, bp, digest, files); err != nil {
@@ -241,6 +249,9 @@ func TestChunkedBundle(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertGone(t, c, bp.Name, digest, len(secrets))
+	if st, err := newStore(t).Stat(ctx, namespace, bp.Name, digest); st != nil || err != nil {
+		t.Errorf("Stat of a deleted entry = %+v, %v; want nothing kept", st, err)
+	}
 }
 
 // TestInterruptedSaveAndDelete leaves the chunks a crash would leave and checks that the
@@ -296,6 +307,9 @@ func TestInterruptedSaveAndDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertGone(t, c, bp.Name, digest, len(secrets))
+	if st, err := newStore(t).Stat(ctx, namespace, bp.Name, digest); st != nil || err != nil {
+		t.Errorf("Stat of a deleted entry = %+v, %v; want nothing kept", st, err)
+	}
 }
 
 // TestRecreatedBlueprint checks that an entry owned by a deleted Blueprint of the same

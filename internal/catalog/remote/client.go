@@ -104,6 +104,15 @@ func (c *Client) Cached(digest string) bool {
 	return err == nil
 }
 
+// CachedFiles returns the files of a cached bundle, checked against digest, without
+// fetching anything.
+func (c *Client) CachedFiles(digest string) ([]catalog.File, error) {
+	if !catalog.ValidDigest(digest) {
+		return nil, fmt.Errorf("invalid bundle digest %q", digest)
+	}
+	return readCached(c.cachePath(digest), digest)
+}
+
 // cachePath is only called with a validated digest, so the name is 64 hex digits.
 func (c *Client) cachePath(digest string) string {
 	return filepath.Join(c.CacheDir, strings.TrimPrefix(digest, "sha256:")+".tar")

@@ -1,0 +1,146 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	"github.com/operator-manager/operator-manager/internal/revisionstore"
+)
+
+// TestUnknownVerbsAtEveryLevel walks the whole command tree: every command group refuses
+// an unknown verb with ExitUsage and "unknown command", instead of printing its help and
+// exiting 0 (which a script takes for success).
+func TestUnknownVerbsAtEveryLevel(t *testing.T) {
+	var groups []*cobra.Command
+	var walk func(*cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.HasSubCommands() {
+			groups = append(groups, c)
+		}
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+	}
+	walk(NewRoot())
+	if len(groups) < 5 { // root, catalog, dev, crds, cache, completion
+		t.Fatalf("found only %d command groups", len(groups))
+	}
+	for _, g := range groups {
+		path := strings.Fields(g.CommandPath())[1:]
+		_, err := runCLI(t, append(path, "no-such-verb", "x")...)
+		if exitCode(err) != ExitUsage || err == nil || !strings.Contains(err.Error(), `unknown command "no-such-verb"`) {
+			t.Errorf("%s no-such-verb: exit %d, %v", g.CommandPath(), exitCode(err), err)
+		}
+		// The bare group still prints its help and succeeds, as kubectl's do.
+		if out, err := runCLI(t, path...); err != nil || !strings.Contains(out, "Available Commands") {
+			t.Errorf("%s: %v\n%s", g.CommandPath(), err, out)
+		}
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"version"}, ExitOK, ""},
+		{[]string{"version", "extra"}, ExitUsage, "unknown command"},
+		{[]string{"list", "--no-such-flag"}, ExitUsage, "unknown flag"},
+		{[]string{"version", "-o", "xml"}, ExitUsage, `unknown output format "xml"`},
+		{[]string{"history"}, ExitUsage, "accepts 1 arg(s)"},
+		{[]string{"install", "x"}, ExitUsage, "give exactly one of --csv and --package"},
+		{[]string{"catalog", "show", "--url", "http://x", "a", "b"}, ExitUsage, "with --url"},
+		{[]string{"cache", "prune", "--offline", "--cache-dir", "/nonexistent"}, ExitUsage, "--all"},
+		{[]string{"catalog", "list", "/nonexistent"}, ExitError, "/nonexistent"},
+	} {
+		_, err := runCLI(t, tc.args...)
+		if exitCode(err) != tc.code || (tc.msg != "" && (err == nil || !strings.Contains(err.Error(), tc.msg))) {
+			t.Errorf("%v: exit %d (%v), want %d with %q", tc.args, exitCode(err), err, tc.code, tc.msg)
+		}
+	}
+	// The innermost verdict stands through wrapping.
+	err := fmt.Errorf("installing: %w", withCode(ExitTimeout, errors.New("timed out")))
+	if got := exitCode(withCode(ExitFailed, err)); got != ExitTimeout {
+		t.Errorf("wrapped timeout: exit %d", got)
+	}
+}
+
+func TestInstallDoneExitCodes(t *testing.T) {
+	sub := &omv1.Subscription{}
+	bp := &omv1.Blueprint{Spec: omv1.BlueprintSpec{ClusterServiceVersionName: "a.v2"}}
+	bp.Status.History = []omv1.Revision{{CSVName: "a.v2"}}
+	for phase, code := range map[omv1.BlueprintPhase]int{
+		omv1.BlueprintRolledBack: ExitFailed, omv1.BlueprintFailed: ExitFailed, omv1.BlueprintBlocked: ExitFailed,
+		omv1.BlueprintWaitingForApproval: ExitHeld, omv1.BlueprintUpgradeHeld: ExitHeld,
+	} {
+		bp.Status.Phase = phase
+		done, err := installDone(sub, bp, false)
+		if !done || exitCode(err) != code {
+			t.Errorf("%s: done %v, exit %d, want %d", phase, done, exitCode(err), code)
+		}
+	}
+	if _, err := installDone(sub, nil, true); exitCode(err) != ExitFailed {
+		t.Errorf("a deleted Subscription: exit %d", exitCode(err))
+	}
+}
+
+func obj(kind, name string, fields map[string]any) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": kind, "metadata": map[string]any{"name": name, "namespace": "ns"}}}
+	for k, v := range fields {
+		u.Object[k] = v
+	}
+	return u
+}
+
+func TestDiffObjects(t *testing.T) {
+	index := func(objs ...*unstructured.Unstructured) map[string]*unstructured.Unstructured {
+		m := map[string]*unstructured.Unstructured{}
+		for _, o := range objs {
+			m[diffKey(o)] = o
+		}
+		return m
+	}
+	before := index(obj("Deployment", "op", map[string]any{"spec": map[string]any{"image": "op:1"}}), obj("Role", "old", nil),
+		obj("CustomResourceDefinition", "c", map[string]any{"spec": "v1"}), obj("ConfigMap", "same", nil))
+	after := index(obj("Deployment", "op", map[string]any{"spec": map[string]any{"image": "op:2"}}), obj("Role", "new", nil),
+		obj("CustomResourceDefinition", "c", map[string]any{"spec": "v2"}), obj("ConfigMap", "same", nil))
+	changes, err := diffObjects(before, after, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range changes {
+		got = append(got, c.Change+" "+c.Kind+"/"+c.Name)
+	}
+	want := "changed CustomResourceDefinition/c,changed Deployment/op,added Role/new,removed Role/old"
+	if strings.Join(got, ",") != want {
+		t.Errorf("changes = %v, want %s", got, want)
+	}
+	if d := changes[1].Diff; !strings.Contains(d, "-  image: op:1") || !strings.Contains(d, "+  image: op:2") || !strings.Contains(d, "--- running/Deployment/ns/op") {
+		t.Errorf("Deployment diff:\n%s", d)
+	}
+	if none, _ := diffObjects(before, before, "", ""); len(none) != 0 {
+		t.Errorf("no change reported %v", none)
+	}
+}
+
+// TestHistoryRowJSON keeps `history -o json` a superset of what it printed before: each
+// revision's own fields at the top level, plus what the cluster stores of it.
+func TestHistoryRowJSON(t *testing.T) {
+	row := historyRow{Revision: omv1.Revision{Revision: 2, CSVName: "a.v2"}, Stored: &revisionstore.Stored{Secret: "s", Chunks: 1, Bytes: 10}}
+	data, err := json.Marshal(row)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"revision":2,"csvName":"a.v2","stored":{"secret":"s","chunks":1,"bytes":10}}`; string(data) != want {
+		t.Errorf("history row JSON = %s, want %s", data, want)
+	}
+}
