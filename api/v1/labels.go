@@ -37,6 +37,11 @@ const (
 	// AnnotationCRDHash on a CRD is the digest of the definition operator-manager last
 	// applied, so an unchanged CRD is not applied again.
 	AnnotationCRDHash = "operator-manager.domain/crd-hash"
+	// AnnotationProviderPrefix starts the annotation with which each installation that
+	// provides a CRD records itself on it, valued "<namespace>/<subscription> <csv>": a
+	// CRD is shared by every installation whose bundle owns it (internal/controller/blueprint
+	// ProviderKey names the key).
+	AnnotationProviderPrefix = "provided-by.operator-manager.domain/"
 	// Finalizer makes deletion wait for the manager's cleanup, even when the manager was
 	// down when the object was deleted.
 	Finalizer = "operator-manager.domain/cleanup"

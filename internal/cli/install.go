@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
 )
 
 func newInstallCmd(g *globals) *cobra.Command {
@@ -65,6 +68,9 @@ func newInstallCmd(g *globals) *cobra.Command {
 				if spec.Health != nil {
 					sub.Spec.Health = spec.Health
 				}
+				if cmd.Flags().Changed("target-namespaces") {
+					sub.Spec.TargetNamespaces = spec.TargetNamespaces
+				}
 				if err := c.Patch(ctx, sub, patch); err != nil {
 					return err
 				}
@@ -84,6 +90,7 @@ func newInstallCmd(g *globals) *cobra.Command {
 	f.StringVar(&spec.Channel, "channel", "", "the channel to follow (default: the package's default channel)")
 	f.StringVar(&spec.Version, "version", "", "an exact version or a semver range")
 	f.StringVar(&spec.Catalog, "catalog", "", "a CatalogSource in the namespace (default: the manager's default catalog)")
+	f.StringSliceVar(&spec.TargetNamespaces, "target-namespaces", nil, "the namespaces the operator watches (default: all, when the CSV supports it); installations of one package side by side must not overlap")
 	f.DurationVar(&health, "health-timeout", 0, "how long the new version may take to become healthy (default 5m)")
 	f.BoolVar(&wait, "wait", false, "wait until the operator is installed and healthy, printing progress")
 	f.DurationVar(&timeout, "timeout", 10*time.Minute, "how long --wait waits")
@@ -143,7 +150,7 @@ type doneFunc func(sub *omv1.Subscription, bp *omv1.Blueprint, gone bool) (bool,
 // terminalResolve are the reasons of a Resolved=False that only a change of the spec or
 // the catalog can fix: waiting longer is pointless.
 var terminalResolve = map[string]bool{"PackageNotFound": true, "VersionNotFound": true, "ChannelNotFound": true, "InvalidVersion": true,
-	"PackageAlreadySubscribed": true, omv1.ReasonUnsatisfiable: true}
+	"PackageAlreadySubscribed": true, "TargetNamespacesOverlap": true, omv1.ReasonUnsatisfiable: true}
 
 // installDone ends the wait as soon as the outcome of the change is known: Ready, or a
 // settled Blueprint phase other than Succeeded (RolledBack, Failed, Blocked,
@@ -418,6 +425,45 @@ func newListCmd(g *globals) *cobra.Command {
 type statusDoc struct {
 	Subscription *omv1.Subscription `json:"subscription"`
 	Blueprint    *omv1.Blueprint    `json:"blueprint,omitempty"`
+	// CRDs are the CRDs the running version owns, each with every installation that
+	// provides it (`status` only).
+	CRDs []crdProviders `json:"crds,omitempty"`
+}
+
+// crdProviders is one CRD and the installations recorded on it as providing it.
+type crdProviders struct {
+	Name string `json:"name"`
+	// ProvidedBy are "<namespace>/<subscription> <csv>", one per installation.
+	ProvidedBy []string `json:"providedBy"`
+	// Error says why the CRD could not be read.
+	Error string `json:"error,omitempty"`
+}
+
+// sharedCRDs reads the CRDs the installed CSV owns and who provides each.
+func sharedCRDs(ctx context.Context, c client.Client, sub *omv1.Subscription) []crdProviders {
+	if sub.Status.InstalledCSV == "" {
+		return nil
+	}
+	csv := &omv1alpha1.ClusterServiceVersion{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: sub.Namespace, Name: sub.Status.InstalledCSV}, csv); err != nil {
+		return nil
+	}
+	var out []crdProviders
+	for _, o := range csv.Spec.CustomResourceDefinitions.Owned {
+		row := crdProviders{Name: o.Name, ProvidedBy: []string{}}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := c.Get(ctx, client.ObjectKey{Name: o.Name}, crd); err != nil {
+			row.Error = err.Error()
+		}
+		for k, v := range crd.Annotations {
+			if strings.HasPrefix(k, omv1.AnnotationProviderPrefix) {
+				row.ProvidedBy = append(row.ProvidedBy, v)
+			}
+		}
+		sort.Strings(row.ProvidedBy)
+		out = append(out, row)
+	}
+	return out
 }
 
 // installation reads the installation key as it is now; what is not there is left out.
@@ -453,6 +499,7 @@ func newStatusCmd(g *globals) *cobra.Command {
 			if err := c.Get(cmd.Context(), key, bp); err == nil {
 				doc.Blueprint = bp
 			}
+			doc.CRDs = sharedCRDs(cmd.Context(), c, doc.Subscription)
 			return out.print(cmd.OutOrStdout(), doc, func(tw *tabwriter.Writer) { printStatus(tw, doc) })
 		},
 	}
@@ -470,6 +517,16 @@ func printStatus(w io.Writer, doc statusDoc) {
 	fmt.Fprintln(w, "\nCONDITION\tSTATUS\tREASON\tMESSAGE")
 	for _, c := range s.Status.Conditions {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, c.Message)
+	}
+	if len(doc.CRDs) > 0 {
+		fmt.Fprintln(w, "\nCRD\tPROVIDED BY")
+		for _, c := range doc.CRDs {
+			by := strings.Join(c.ProvidedBy, ", ")
+			if c.Error != "" {
+				by = "? (" + c.Error + ")"
+			}
+			fmt.Fprintf(w, "%s\t%s\n", c.Name, by)
+		}
 	}
 	if bp := doc.Blueprint; bp != nil && len(bp.Status.History) > 0 {
 		fmt.Fprintln(w, "\nREVISION\tCSV\tVERSION\tOUTCOME\tREASON\tSTARTED")

@@ -112,7 +112,7 @@ func Render(in Input) (*Objects, error) {
 		subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: p.ServiceAccountName, Namespace: in.Namespace}}
 		if len(in.TargetNamespaces) == 0 {
 			// Named apart from the clusterPermissions role of the same account.
-			global := in.Namespace + "-" + name + "-all-namespaces"
+			global := scopedRBACName(in.Namespace, in.CSVName, p.ServiceAccountName+"-all-namespaces")
 			out.ClusterRoles = append(out.ClusterRoles, clusterRole(meta(global, ""), p.Rules))
 			out.ClusterRoleBindings = append(out.ClusterRoleBindings, clusterRoleBinding(meta(global, ""), global, subject))
 			// Leader election and the like happen in the operator's own namespace, which
@@ -120,16 +120,23 @@ func Render(in Input) (*Objects, error) {
 			continue
 		}
 		for _, ns := range uniq(append([]string{in.Namespace}, in.TargetNamespaces...)) {
+			// In a namespace it watches but does not run in, the role carries the
+			// installation's namespace: another installation of the same version runs there
+			// (side by side) and has its own role of the CSV's name.
+			roleName := name
+			if ns != in.Namespace {
+				roleName = scopedRBACName(in.Namespace, in.CSVName, p.ServiceAccountName)
+			}
 			out.Roles = append(out.Roles, &rbacv1.Role{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
-				ObjectMeta: meta(name, ns), Rules: p.Rules})
+				ObjectMeta: meta(roleName, ns), Rules: p.Rules})
 			out.RoleBindings = append(out.RoleBindings, &rbacv1.RoleBinding{
 				TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
-				ObjectMeta: meta(name, ns), Subjects: subject,
-				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name}})
+				ObjectMeta: meta(roleName, ns), Subjects: subject,
+				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: roleName}})
 		}
 	}
 	for _, p := range mergeRules(strategy.ClusterPermissions) {
-		name := in.Namespace + "-" + rbacName(in.CSVName, p.ServiceAccountName)
+		name := scopedRBACName(in.Namespace, in.CSVName, p.ServiceAccountName)
 		out.ClusterRoles = append(out.ClusterRoles, clusterRole(meta(name, ""), p.Rules))
 		out.ClusterRoleBindings = append(out.ClusterRoleBindings, clusterRoleBinding(meta(name, ""), name,
 			[]rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: p.ServiceAccountName, Namespace: in.Namespace}}))
@@ -434,6 +441,11 @@ func rbacName(csv, sa string) string {
 	}
 	return name
 }
+
+// scopedRBACName names a role of one installation outside its own namespace (cluster-wide,
+// or in a namespace it watches): with the installation's namespace, so that two
+// installations of one version side by side never share one, within the name limit.
+func scopedRBACName(namespace, csv, sa string) string { return rbacName(namespace+"-"+csv, sa) }
 
 // clusterScopedKinds are the kinds a bundle may ship that have no namespace.
 var clusterScopedKinds = map[string]bool{

@@ -107,6 +107,46 @@ func TestRenderAllNamespacesMakesPermissionsClusterWide(t *testing.T) {
 	}
 }
 
+// TestRenderSideBySideNamesApart: two installations of one version, each in its own
+// namespace, one also watching the other's namespace's neighbour, never name an object
+// the same: their cluster-scoped RBAC carries their namespace, and so does a Role in a
+// namespace an installation watches but does not run in.
+func TestRenderSideBySideNamesApart(t *testing.T) {
+	c := sampleContent(t, "cache-operator.v1.2.0")
+	seen := map[string]string{}
+	for _, in := range []Input{
+		{Namespace: "a", TargetNamespaces: []string{"a", "c"}},
+		{Namespace: "c", TargetNamespaces: []string{"c"}},
+		{Namespace: "b"}, // all namespaces
+	} {
+		in.CSVName, in.Package, in.Spec, in.Others = c.CSV.Name, "cache-operator", &c.CSV.Spec, c.Objects
+		objs, err := Render(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range objs.InApplyOrder() {
+			kind := reflect.TypeOf(o).Elem().Name()
+			if u, ok := o.(*unstructured.Unstructured); ok {
+				kind = u.GetKind()
+			}
+			if kind == "Deployment" || kind == "ServiceAccount" || kind == "Service" || kind == "OperatorCondition" {
+				if o.GetNamespace() != in.Namespace {
+					t.Errorf("installation %s: %s %s/%s outside its namespace", in.Namespace, kind, o.GetNamespace(), o.GetName())
+				}
+				continue // namespaced in the installation's own namespace: apart by namespace
+			}
+			key := kind + " " + o.GetNamespace() + "/" + o.GetName()
+			if other, dup := seen[key]; dup {
+				t.Errorf("%s is rendered by the installations in %s and %s", key, other, in.Namespace)
+			}
+			seen[key] = in.Namespace
+		}
+	}
+	if _, ok := seen["Role c/a-cache-operator.v1.2.0-cache-operator"]; !ok {
+		t.Errorf("the Role of installation a in namespace c should carry a's namespace; rendered: %v", seen)
+	}
+}
+
 func TestRenderRejectsWhatItCannotInstall(t *testing.T) {
 	spec := &olm.ClusterServiceVersionSpec{InstallStrategy: olm.NamedInstallStrategy{StrategyName: "helm"}}
 	if _, err := Render(Input{Spec: spec}); err == nil || !strings.Contains(err.Error(), `spec.install.strategy "helm"`) {

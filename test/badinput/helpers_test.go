@@ -36,6 +36,7 @@ import (
 	"github.com/operator-manager/operator-manager/internal/catalog/remote"
 	"github.com/operator-manager/operator-manager/internal/render"
 	"github.com/operator-manager/operator-manager/internal/testenv"
+	"github.com/operator-manager/operator-manager/test/harness"
 )
 
 func ctx() context.Context { return context.Background() }
@@ -81,6 +82,8 @@ func fromYAML(t *testing.T, ns, doc string) *unstructured.Unstructured {
 func create(t *testing.T, ns, doc string) {
 	t.Helper()
 	u := fromYAML(t, ns, doc)
+	// Every case installs the package gadget in a namespace of its own, at the same time.
+	harness.WatchOwnNamespace(u)
 	if err := k8s.Create(ctx(), u); err != nil {
 		t.Fatalf("creating %s %s: %v", u.GetKind(), u.GetName(), err)
 	}

@@ -73,6 +73,8 @@ type installationJSON struct {
 func TestCLIScripted(t *testing.T) {
 	ns := "cli-script"
 	newNamespace(t, ns)
+	uninstallAtEnd(t, ns, "s1")
+	uninstallAtEnd(t, ns, "slow")
 	n := []string{"-n", ns}
 
 	// install --wait -o json: the installation as it ended on stdout, progress on stderr.

@@ -17,7 +17,8 @@ func cli(args ...string) (string, error) {
 func TestCLI(t *testing.T) {
 	ns := "cli"
 	newNamespace(t, ns)
-	out, err := cli("install", "cache", "--csv", "cache-operator.1.2.0", "--catalog", "samples", "-n", ns, "--wait")
+	// Each watches only its namespace: two installations of the package run at once here.
+	out, err := cli("install", "cache", "--csv", "cache-operator.1.2.0", "--catalog", "samples", "-n", ns, "--target-namespaces", ns, "--wait")
 	if err != nil {
 		t.Fatalf("install --wait: %v\n%s", err, out)
 	}
@@ -40,7 +41,7 @@ func TestCLI(t *testing.T) {
 	}
 
 	newNamespace(t, "cli-broken")
-	out, err = cli("install", "broken", "--csv", "cache-operator.1.3.0", "--catalog", "samples", "--health-timeout", "10s", "-n", "cli-broken", "--wait")
+	out, err = cli("install", "broken", "--csv", "cache-operator.1.3.0", "--catalog", "samples", "--health-timeout", "10s", "-n", "cli-broken", "--target-namespaces", "cli-broken", "--wait")
 	if err == nil || !strings.Contains(out, "HealthCheckFailed") || !strings.Contains(out, "deployment cache-operator") {
 		t.Errorf("install --wait of a broken version: err %v\n%s", err, out)
 	}

@@ -31,7 +31,11 @@ func TestUninstallDeleteCRDsOptIn(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		data = []byte(strings.NewReplacer("widget", "gadget", "Widget", "Gadget").Replace(string(data)))
+		// OwnNamespace too: the two installations below run side by side, each watching its
+		// own namespace (two watching all namespaces would be refused).
+		data = []byte(strings.NewReplacer("widget", "gadget", "Widget", "Gadget",
+			"installModes: [{type: AllNamespaces, supported: true}]",
+			"installModes: [{type: OwnNamespace, supported: true}, {type: AllNamespaces, supported: true}]").Replace(string(data)))
 		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, rel)), 0o755); err != nil {
 			return err
 		}
@@ -50,7 +54,7 @@ func TestUninstallDeleteCRDsOptIn(t *testing.T) {
 apiVersion: operators.coreos.com.operator-manager.domain/v1
 kind: Subscription
 metadata: {name: gadgets}
-spec: {startingCSV: gadget-operator.1.3.0, catalog: gadgets, uninstall: {deleteCRDs: true}}
+spec: {startingCSV: gadget-operator.1.3.0, catalog: gadgets, targetNamespaces: [`+ns+`], uninstall: {deleteCRDs: true}}
 `)
 		waitRunning(t, ns, "gadgets", "gadget-operator.v1.3.0")
 	}

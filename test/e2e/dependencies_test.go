@@ -23,7 +23,7 @@ func TestDependencies(t *testing.T) {
 apiVersion: operators.coreos.com.operator-manager.domain/v1
 kind: Subscription
 metadata: {name: backup}
-spec: {package: backup-operator, version: 0.2.0, catalog: samples}
+spec: {package: backup-operator, version: 0.2.0, catalog: samples, targetNamespaces: [deps]}
 `)
 	waitRunning(t, ns, "backup", "backup-operator.v0.2.0")
 	// backup-operator needs cache-operator >=1.1.0 <1.3.0: the newest in range is 1.2.0.
@@ -32,6 +32,11 @@ spec: {package: backup-operator, version: 0.2.0, catalog: samples}
 	if dep.Labels["operator-manager.domain/dependency"] != "true" || dep.Annotations["operator-manager.domain/required-by"] != "backup" {
 		t.Errorf("dependency Subscription metadata: %v %v", dep.Labels, dep.Annotations)
 	}
+	// It watches what backup watches, so the same pair can run side by side elsewhere.
+	if strings.Join(dep.Spec.TargetNamespaces, ",") != ns {
+		t.Errorf("the dependency watches %v, want what backup watches, [%s]", dep.Spec.TargetNamespaces, ns)
+	}
+	uninstallAtEnd(t, ns, "cache-operator")
 	bp := getBlueprint(t, ns, "backup")
 	if len(bp.Spec.Dependencies) != 1 || bp.Spec.Dependencies[0].Package != "cache-operator" || bp.Spec.Dependencies[0].Version != "1.2.0" ||
 		!strings.Contains(bp.Spec.Dependencies[0].Reason, ">=1.1.0 <1.3.0") {
@@ -69,7 +74,7 @@ spec: {package: backup-operator, version: 0.2.0, catalog: samples}
 apiVersion: operators.coreos.com.operator-manager.domain/v1
 kind: Subscription
 metadata: {name: backup}
-spec: {startingCSV: backup-operator.0.1.0, catalog: bad}
+spec: {startingCSV: backup-operator.0.1.0, catalog: bad, targetNamespaces: [deps-unsat]}
 `)
 	eventually(t, time.Minute, "unsatisfiable", func() bool {
 		return condition(getSub(t, ns2, "backup").Status.Conditions, omv1.ConditionResolved).Reason == "Unsatisfiable"

@@ -51,6 +51,19 @@ func applyYAML(t *testing.T, namespace, doc string) {
 	if err := k8s.Create(ctx(), u); err != nil {
 		t.Fatalf("creating %s %s: %v", u.GetKind(), u.GetName(), err)
 	}
+	if u.GetKind() == "Subscription" {
+		uninstallAtEnd(t, namespace, u.GetName())
+	}
+}
+
+// uninstallAtEnd deletes a test's Subscription when the test ends, without waiting: the
+// next test may install the same package in another namespace, which a live installation
+// watching all namespaces would refuse (TargetNamespacesOverlap), and one being deleted
+// does not.
+func uninstallAtEnd(t *testing.T, namespace, name string) {
+	t.Cleanup(func() {
+		_ = k8s.Delete(ctx(), &omv1.Subscription{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}})
+	})
 }
 
 func getSub(t *testing.T, ns, name string) *omv1.Subscription {

@@ -70,6 +70,7 @@ func TestInstallWaitEndsOnRollback(t *testing.T) {
 	if out, err := cli("install", "cache", "--csv", "cache-operator.1.2.0", "--catalog", "samples", "-n", ns, "--wait"); err != nil {
 		t.Fatalf("install: %v\n%s", err, out)
 	}
+	uninstallAtEnd(t, ns, "cache")
 	out, err := cli("install", "cache", "--csv", "cache-operator.1.3.0", "--health-timeout", "15s", "-n", ns, "--wait", "--timeout", "5m")
 	returned := time.Now()
 	if err == nil || !strings.Contains(out, "RolledBack") || !strings.Contains(out, "cache-operator.v1.3.0") {
@@ -96,6 +97,7 @@ func TestSecondSubscriptionOfAPackageRefused(t *testing.T) {
 	newNamespace(t, ns)
 	errs := make(chan error, 2)
 	for _, name := range []string{"cache-b", "cache-a"} {
+		uninstallAtEnd(t, ns, name)
 		go func() {
 			errs <- k8s.Create(ctx(), &omv1.Subscription{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 				Spec: omv1.SubscriptionSpec{StartingCSV: "cache-operator.1.1.0", Catalog: "samples"}})

@@ -95,8 +95,8 @@ func toAny[T any](items []T) []any {
 }
 
 // TestTenantInstallsThroughServiceAccount: a Subscription naming a ServiceAccount installs
-// as that ServiceAccount. In team-a it may only act in its own namespace: an AllNamespaces
-// operator with clusterPermissions and a CRD is refused with InsufficientPermissions
+// as that ServiceAccount. In team-a it may only act in its own namespace: an operator
+// (watching that namespace) with clusterPermissions and a CRD is refused with InsufficientPermissions
 // naming the missing right, and nothing stays; an OwnNamespace operator that needs nothing
 // more installs. With --default-service-account, a Subscription naming none is refused the
 // same way.
@@ -107,7 +107,7 @@ func TestTenantInstallsThroughServiceAccount(t *testing.T) {
 apiVersion: operators.coreos.com.operator-manager.domain/v1
 kind: Subscription
 metadata: {name: cache}
-spec: {startingCSV: cache-operator.1.1.0, catalog: samples, serviceAccountName: installer}
+spec: {startingCSV: cache-operator.1.1.0, catalog: samples, serviceAccountName: installer, targetNamespaces: [team-a]}
 `)
 	eventually(t, time.Minute, "cache refused with InsufficientPermissions", func() bool {
 		c := condition(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionInstalled)
@@ -168,7 +168,7 @@ spec: {startingCSV: reloader-operator.0.2.0, catalog: samples, serviceAccountNam
 apiVersion: operators.coreos.com.operator-manager.domain/v1
 kind: Subscription
 metadata: {name: cache}
-spec: {startingCSV: cache-operator.1.1.0, catalog: samples}
+spec: {startingCSV: cache-operator.1.1.0, catalog: samples, targetNamespaces: [team-b]}
 `)
 	eventually(t, time.Minute, "cache refused with InsufficientPermissions under the default ServiceAccount", func() bool {
 		c := condition(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionInstalled)

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -242,5 +243,19 @@ func Eventually(t testing.TB, timeout, interval time.Duration, what string, cond
 			t.Fatalf("%s: not reached within %s\n%s\n--- manager log (end) ---\n%s", what, timeout, describe(), log())
 		}
 		time.Sleep(interval)
+	}
+}
+
+// WatchOwnNamespace makes a Subscription that names no target namespaces watch only its
+// own, for suites that install one package in many namespaces at once: installations of
+// a package side by side must not overlap, so two watching all namespaces (the default
+// where the CSV supports it) would be refused with TargetNamespacesOverlap. Other kinds,
+// and a Subscription that names its targets (even none, `[]`), are left as they are.
+func WatchOwnNamespace(u *unstructured.Unstructured) {
+	if u.GetKind() != "Subscription" {
+		return
+	}
+	if _, found, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "targetNamespaces"); !found {
+		_ = unstructured.SetNestedStringSlice(u.Object, []string{u.GetNamespace()}, "spec", "targetNamespaces")
 	}
 }

@@ -51,6 +51,8 @@ func apply(t *testing.T, namespace, doc string) {
 		t.Fatal(err)
 	}
 	u.SetNamespace(namespace)
+	// The cases install cache-operator in many namespaces, some at once.
+	harness.WatchOwnNamespace(u)
 	if err := cluster.Client.Create(ctx(), u); err != nil {
 		t.Fatalf("creating %s %s: %v", u.GetKind(), u.GetName(), err)
 	}

@@ -96,6 +96,7 @@ func (r *Reconciler) carryOut(ctx context.Context, s *scope) error {
 	if err != nil || stop {
 		return err
 	}
+	r.recordProviders(ctx, s, plan, w.CSVName)
 	// Only now, past the checks, does the running version stop applying its objects: a
 	// blocked change leaves the cluster exactly as it was.
 	if err := r.freezeOthers(ctx, s, w.CSVName); err != nil {

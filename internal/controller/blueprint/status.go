@@ -7,6 +7,7 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -406,7 +407,15 @@ func (r *Reconciler) finalize(ctx context.Context, bp *omv1.Blueprint) (ctrl.Res
 	if !controllerutil.ContainsFinalizer(bp, omv1.Finalizer) {
 		return ctrl.Result{}, nil
 	}
-	if err := r.deleteCRDs(ctx, bp); err != nil {
+	sub := &omv1.Subscription{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: bp.Namespace, Name: subscriptionName(bp)}, sub); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
+		}
+		sub = nil
+	}
+	r.forgetProviders(ctx, bp, sub)
+	if err := r.deleteCRDs(ctx, bp, sub); err != nil {
 		return ctrl.Result{}, err
 	}
 	patch := client.MergeFrom(bp.DeepCopy())
@@ -418,11 +427,9 @@ func (r *Reconciler) finalize(ctx context.Context, bp *omv1.Blueprint) (ctrl.Res
 // operator is gone, the CRDs its running bundle owns are deleted (and with them every
 // custom resource of those kinds), except a CRD that a CSV of another installation still
 // owns. Without the opt-in, CRDs always stay.
-func (r *Reconciler) deleteCRDs(ctx context.Context, bp *omv1.Blueprint) error {
-	sub := &omv1.Subscription{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: bp.Namespace, Name: subscriptionName(bp)}, sub); err != nil ||
-		sub.Spec.Uninstall == nil || !sub.Spec.Uninstall.DeleteCRDs {
-		return client.IgnoreNotFound(err)
+func (r *Reconciler) deleteCRDs(ctx context.Context, bp *omv1.Blueprint, sub *omv1.Subscription) error {
+	if sub == nil || sub.Spec.Uninstall == nil || !sub.Spec.Uninstall.DeleteCRDs {
+		return nil
 	}
 	good := LastGood(bp)
 	if good == nil {

@@ -67,6 +67,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&omv1.Subscription{}).
 		Owns(&omv1.Blueprint{}).
 		Watches(&omv1.CatalogSource{}, handler.EnqueueRequestsFromMapFunc(r.subscriptionsOfCatalog)).
+		// A refused installation is looked at again when another Subscription changes or
+		// goes: the one it conflicted with may have made room.
+		Watches(&omv1.Subscription{}, handler.EnqueueRequestsFromMapFunc(r.refusedByConflict)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.Workers)}).
 		Named("subscription").
 		Complete(r)
@@ -154,7 +157,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.
 			return ctrl.Result{RequeueAfter: time.Second}, nil
 		}
 		if err == nil {
-			err = r.checkConflict(ctx, sub, res.bundle.Package)
+			err = r.checkConflict(ctx, sub, res.bundle)
 		}
 		switch {
 		case err != nil:
@@ -279,55 +282,6 @@ func (r *Reconciler) resolve(sub *omv1.Subscription) (*resolution, error) {
 		return nil, err
 	}
 	return &resolution{bundle: b, catalog: key}, nil
-}
-
-// ReasonPackageConflict: another Subscription of the namespace installs the package.
-const ReasonPackageConflict = "PackageAlreadySubscribed"
-
-// checkConflict refuses a second Subscription of one package in one namespace: both would
-// own the same Deployments. The package of every other Subscription is resolved from its
-// spec (not read from its status, which may not be written yet), and the older one wins
-// (then the smaller name), so two Subscriptions created in the same instant agree on
-// which installs. Versions side by side go in separate namespaces.
-func (r *Reconciler) checkConflict(ctx context.Context, sub *omv1.Subscription, pkg string) error {
-	list := &omv1.SubscriptionList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(sub.Namespace)); err != nil {
-		return err
-	}
-	for i := range list.Items {
-		other := &list.Items[i]
-		if other.Name == sub.Name || other.Spec.Option == omv1.OptionDelete || !other.DeletionTimestamp.IsZero() {
-			continue
-		}
-		if !first(other, sub) || packageOf(r, other) != pkg {
-			continue
-		}
-		return &resolve.Error{Reason: ReasonPackageConflict, Message: fmt.Sprintf(
-			"Subscription %s already installs package %q in namespace %s; one namespace runs one version of a package (run another version side by side in another namespace)",
-			other.Name, pkg, sub.Namespace)}
-	}
-	return nil
-}
-
-// first reports whether a comes before b: created earlier, or at the same second with the
-// smaller name.
-func first(a, b *omv1.Subscription) bool {
-	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
-		return a.CreationTimestamp.Before(&b.CreationTimestamp)
-	}
-	return a.Name < b.Name
-}
-
-// packageOf is the package a Subscription asks for, resolved against its catalog; what
-// its status says when its catalog cannot tell.
-func packageOf(r *Reconciler, sub *omv1.Subscription) string {
-	if res, err := r.resolve(sub); err == nil {
-		return res.bundle.Package
-	}
-	if sub.Spec.Package != "" {
-		return sub.Spec.Package
-	}
-	return sub.Status.Package
 }
 
 // warmingUp reports a resolution that failed only because this manager process has not

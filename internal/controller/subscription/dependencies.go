@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	"github.com/operator-manager/operator-manager/internal/render"
 	"github.com/operator-manager/operator-manager/internal/resolve"
 )
 
@@ -166,6 +167,14 @@ func (r *Reconciler) ensureDependency(ctx context.Context, sub *omv1.Subscriptio
 			Labels:      map[string]string{LabelDependency: "true"},
 			Annotations: map[string]string{AnnotationRequiredBy: sub.Name}},
 		Spec: omv1.SubscriptionSpec{Package: step.Package, Version: step.Version.String(), Catalog: catalogName, Option: omv1.OptionCreate},
+	}
+	// The dependency watches what the operator needing it watches, where its install modes
+	// allow: an operator watching its own namespace is served by a dependency watching the
+	// same, which leaves room for the same pair side by side in another namespace.
+	if len(sub.Spec.TargetNamespaces) > 0 && step.Bundle != nil {
+		if _, err := render.TargetNamespaces(step.Bundle.InstallModes, sub.Namespace, sub.Spec.TargetNamespaces); err == nil {
+			dep.Spec.TargetNamespaces = append([]string(nil), sub.Spec.TargetNamespaces...)
+		}
 	}
 	if err := r.Client.Create(ctx, dep); err != nil {
 		return fmt.Errorf("creating the Subscription of dependency %s: %w", step.Package, err)

@@ -1,0 +1,121 @@
+package blueprint
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	"github.com/operator-manager/operator-manager/internal/catalog"
+	"github.com/operator-manager/operator-manager/internal/identity"
+)
+
+// A CRD is shared by every installation whose bundle owns it: versions of one package side
+// by side in several namespaces, or several packages. Each installation records itself on
+// the CRD under an annotation of its own, ProviderAnnotationPrefix + its key, valued
+// "<namespace>/<name> <csv>", so `kubectl describe crd` and `operator-manager status` show
+// who provides it and at which version. One key per installation, written by a merge patch
+// of that key alone, so installations never overwrite each other's records (the CRD's
+// server-side apply, under the manager's one field owner, does not own them either). The
+// CSVs remain the truth the manager acts on (an uninstall keeps a CRD another CSV owns);
+// the records are for people.
+const ProviderAnnotationPrefix = omv1.AnnotationProviderPrefix
+
+// ProviderKey is the annotation key of one installation: its namespace and name, or, when
+// that is longer than an annotation name may be, a prefix of it and a digest.
+func ProviderKey(namespace, name string) string {
+	n := namespace + "." + name
+	if len(n) > 63 {
+		sum := sha256.Sum256([]byte(n))
+		n = strings.TrimRight(n[:46], ".-") + "-" + hex.EncodeToString(sum[:])[:16]
+	}
+	return ProviderAnnotationPrefix + n
+}
+
+// providerValue is what an installation records on the CRDs it provides.
+func providerValue(bp *omv1.Blueprint, csv string) string {
+	return bp.Namespace + "/" + bp.Name + " " + csv
+}
+
+// recordProviders records the installation on each CRD of its bundle, once per version:
+// a CRD whose live copy already carries the record is not written.
+func (r *Reconciler) recordProviders(ctx context.Context, s *scope, plan []crdStep, csv string) {
+	cl, err := r.Identities.For(s.id)
+	if err != nil {
+		return
+	}
+	key, value := ProviderKey(s.bp.Namespace, s.bp.Name), providerValue(s.bp, csv)
+	for _, st := range plan {
+		if st.live != nil && st.live.Annotations[key] == value {
+			continue
+		}
+		if err := patchProvider(ctx, cl, st.crd.Name, key, &value); err != nil {
+			// A record for people: the installation goes on without it.
+			r.event(s.bp, true, "CRDProviderNotRecorded", "Could not record %s as a provider on CRD %s: %v", csv, st.crd.Name, err)
+		}
+	}
+}
+
+// forgetProviders removes the installation's record from the CRDs of its last good
+// bundle, as it is uninstalled.
+func (r *Reconciler) forgetProviders(ctx context.Context, bp *omv1.Blueprint, sub *omv1.Subscription) {
+	good := LastGood(bp)
+	if good == nil {
+		return
+	}
+	files, err := r.Bundles.Get(ctx, bp.Namespace, bp.Name, good.BundleDigest)
+	if err != nil {
+		return
+	}
+	content, err := catalog.ContentFromFiles(files)
+	if err != nil {
+		return
+	}
+	sa := ""
+	if sub != nil {
+		sa = sub.Spec.ServiceAccountName
+	}
+	cl, err := r.Identities.For(identity.Effective(bp.Namespace, sa, r.DefaultServiceAccount))
+	if err != nil {
+		return
+	}
+	key := ProviderKey(bp.Namespace, bp.Name)
+	for _, u := range content.CRDs {
+		live := &apiextensionsv1.CustomResourceDefinition{}
+		if err := r.APIReader.Get(ctx, client.ObjectKey{Name: u.GetName()}, live); err != nil {
+			continue
+		}
+		if _, ok := live.Annotations[key]; !ok {
+			continue
+		}
+		if err := patchProvider(ctx, cl, live.Name, key, nil); err != nil {
+			r.event(bp, true, "CRDProviderNotRecorded", "Could not remove this installation's provider record from CRD %s: %v", live.Name, err)
+		}
+	}
+}
+
+// patchProvider sets (value) or removes (nil) one provider annotation of a CRD.
+func patchProvider(ctx context.Context, cl client.Client, crd, key string, value *string) error {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]*string{key: value}}})
+	if err != nil {
+		return err
+	}
+	obj := &apiextensionsv1.CustomResourceDefinition{}
+	obj.Name = crd
+	err = cl.Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch))
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("patching CRD %s: %w", crd, err)
+	}
+	return nil
+}

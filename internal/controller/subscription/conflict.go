@@ -1,0 +1,211 @@
+package subscription
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	"github.com/operator-manager/operator-manager/internal/catalog"
+	"github.com/operator-manager/operator-manager/internal/render"
+	"github.com/operator-manager/operator-manager/internal/resolve"
+)
+
+// Reasons of a Resolved=False for an installation refused because of another of the same
+// package.
+const (
+	// ReasonPackageConflict: another Subscription of the namespace installs the package;
+	// both would own the same Deployments.
+	ReasonPackageConflict = "PackageAlreadySubscribed"
+	// ReasonTargetsOverlap: an installation of the package in another namespace watches a
+	// namespace this one would watch too (or all of them); both operators would reconcile
+	// the same custom resources.
+	ReasonTargetsOverlap = "TargetNamespacesOverlap"
+)
+
+// installation is what the conflict check knows of one Subscription: where it runs, the
+// package, and the namespaces it watches (nil: all).
+type installation struct {
+	namespace, name, pkg string
+	targets              []string
+}
+
+func (i installation) String() string { return "Subscription " + i.namespace + "/" + i.name }
+
+func (i installation) watching() string {
+	if i.targets == nil {
+		return "all namespaces"
+	}
+	return strings.Join(i.targets, ", ")
+}
+
+// conflict says why mine may not run next to theirs, an older installation of the same
+// package, or "" when both may (pure, table-tested). One namespace runs one version of a
+// package; across namespaces, installations of a package run side by side when the
+// namespaces they watch do not overlap, so an AllNamespaces one is the only one.
+func conflict(mine, theirs installation) (reason, message string) {
+	if mine.pkg != theirs.pkg {
+		return "", ""
+	}
+	if mine.namespace == theirs.namespace {
+		return ReasonPackageConflict, fmt.Sprintf(
+			"Subscription %s already installs package %q in namespace %s; one namespace runs one version of a package (run another version side by side in another namespace, with spec.targetNamespaces that do not overlap)",
+			theirs.name, mine.pkg, mine.namespace)
+	}
+	switch {
+	case theirs.targets == nil:
+		return ReasonTargetsOverlap, fmt.Sprintf(
+			"%s installs package %q watching all namespaces, so it is the only installation of that package; remove it, or give both spec.targetNamespaces that do not overlap",
+			theirs, mine.pkg)
+	case mine.targets == nil:
+		return ReasonTargetsOverlap, fmt.Sprintf(
+			"%s already installs package %q watching %s; an installation watching all namespaces would watch those too: set spec.targetNamespaces (for example [%s]) so that the two do not overlap",
+			theirs, mine.pkg, theirs.watching(), mine.namespace)
+	}
+	var both []string
+	for _, ns := range mine.targets {
+		if slices.Contains(theirs.targets, ns) {
+			both = append(both, ns)
+		}
+	}
+	if len(both) > 0 {
+		return ReasonTargetsOverlap, fmt.Sprintf(
+			"%s already installs package %q watching %s; this one would watch %s too: the target namespaces of two installations of one package must not overlap",
+			theirs, mine.pkg, theirs.watching(), strings.Join(both, ", "))
+	}
+	return "", ""
+}
+
+// targetsOf are the namespaces a Subscription's operator watches with bundle b: its
+// spec.targetNamespaces, or the default of b's install modes (nil: all namespaces). A
+// Subscription whose bundle is unknown, or whose request the bundle cannot meet, counts as
+// asking: its spec, and all namespaces when that is empty.
+func targetsOf(sub *omv1.Subscription, b *catalog.Bundle) []string {
+	if b != nil {
+		if t, err := render.TargetNamespaces(b.InstallModes, sub.Namespace, sub.Spec.TargetNamespaces); err == nil {
+			return t
+		}
+	}
+	if len(sub.Spec.TargetNamespaces) == 0 {
+		return nil
+	}
+	return sub.Spec.TargetNamespaces
+}
+
+// checkConflict refuses an installation that may not run next to another of the same
+// package (conflict says when; contends says which others count). The package of every
+// other Subscription is resolved from its spec (not read from its status, which may not
+// be written yet).
+func (r *Reconciler) checkConflict(ctx context.Context, sub *omv1.Subscription, b *catalog.Bundle) error {
+	list := &omv1.SubscriptionList{}
+	if err := r.Client.List(ctx, list); err != nil {
+		return err
+	}
+	bps := &omv1.BlueprintList{}
+	if err := r.Client.List(ctx, bps); err != nil {
+		return err
+	}
+	installed := map[client.ObjectKey]bool{}
+	for i := range bps.Items {
+		installed[client.ObjectKeyFromObject(&bps.Items[i])] = true
+	}
+	// In a stable order, so the condition names the same installation on every pass.
+	sort.Slice(list.Items, func(i, j int) bool {
+		a, b := list.Items[i], list.Items[j]
+		return a.Namespace < b.Namespace || (a.Namespace == b.Namespace && a.Name < b.Name)
+	})
+	mine := installation{namespace: sub.Namespace, name: sub.Name, pkg: b.Package, targets: targetsOf(sub, b)}
+	for i := range list.Items {
+		other := &list.Items[i]
+		if (other.Namespace == sub.Namespace && other.Name == sub.Name) || other.Spec.Option == omv1.OptionDelete ||
+			!other.DeletionTimestamp.IsZero() || (other.Spec.Package != "" && other.Spec.Package != b.Package) ||
+			!contends(other, sub, installed[client.ObjectKeyFromObject(other)], installed[client.ObjectKeyFromObject(sub)]) {
+			continue // (the package test first: no need to resolve what names another package)
+		}
+		ob, pkg := r.bundleOf(other)
+		if pkg != b.Package {
+			continue
+		}
+		theirs := installation{namespace: other.Namespace, name: other.Name, pkg: pkg, targets: targetsOf(other, ob)}
+		if reason, msg := conflict(mine, theirs); reason != "" {
+			return &resolve.Error{Reason: reason, Message: msg}
+		}
+	}
+	return nil
+}
+
+// contends says whether other, in conflict with sub, keeps sub from installing (pure,
+// table-tested). What is installed (has a Blueprint) stays and what is not waits; between
+// two installed ones, or two that are not, the older wins (then the smaller name), so two
+// Subscriptions created in the same instant agree on which installs. One that is not
+// installed and is itself refused for a conflict runs nothing and keeps no one out: it
+// would otherwise block a third installation that overlaps only it.
+func contends(other, sub *omv1.Subscription, otherInstalled, subInstalled bool) bool {
+	switch {
+	case otherInstalled != subInstalled:
+		return otherInstalled
+	case otherInstalled:
+		return first(other, sub)
+	default:
+		return first(other, sub) && !refusedForConflict(other)
+	}
+}
+
+// refusedForConflict reports whether a Subscription's last word is that another
+// installation is in its way.
+func refusedForConflict(s *omv1.Subscription) bool {
+	c := meta.FindStatusCondition(s.Status.Conditions, omv1.ConditionResolved)
+	return c != nil && c.Status == metav1.ConditionFalse && (c.Reason == ReasonPackageConflict || c.Reason == ReasonTargetsOverlap)
+}
+
+// first reports whether a comes before b: created earlier, or at the same second with the
+// smaller name.
+func first(a, b *omv1.Subscription) bool {
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	if a.Name != b.Name {
+		return a.Name < b.Name
+	}
+	return a.Namespace < b.Namespace
+}
+
+// bundleOf is the bundle and package a Subscription asks for, resolved against its
+// catalog; when its catalog cannot tell, no bundle and the package its spec or status
+// names.
+func (r *Reconciler) bundleOf(sub *omv1.Subscription) (*catalog.Bundle, string) {
+	if res, err := r.resolve(sub); err == nil {
+		return res.bundle, res.bundle.Package
+	}
+	if sub.Spec.Package != "" {
+		return nil, sub.Spec.Package
+	}
+	return nil, sub.Status.Package
+}
+
+// refusedByConflict maps a change of any Subscription to the Subscriptions refused for a
+// conflict, which it may have resolved (by going, or by changing its target namespaces).
+func (r *Reconciler) refusedByConflict(ctx context.Context, obj client.Object) []reconcile.Request {
+	list := &omv1.SubscriptionList{}
+	if err := r.Client.List(ctx, list); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		s := &list.Items[i]
+		if s.Namespace == obj.GetNamespace() && s.Name == obj.GetName() {
+			continue
+		}
+		if refusedForConflict(s) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(s)})
+		}
+	}
+	return out
+}

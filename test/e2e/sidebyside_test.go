@@ -1,0 +1,279 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	"github.com/operator-manager/operator-manager/internal/render"
+)
+
+const gadgetCRDName = "gadgets.sidebyside.samples.operator-manager.domain"
+
+const gadgetCSV = `apiVersion: operators.coreos.com/v1alpha1
+kind: ClusterServiceVersion
+metadata: {name: twin-operator.v%[1]s}
+spec:
+  displayName: Gadget Operator
+  version: %[1]s
+  installModes:
+  - {type: OwnNamespace, supported: true}
+  - {type: SingleNamespace, supported: true}
+  - {type: MultiNamespace, supported: true}
+  - {type: AllNamespaces, supported: true}
+  customresourcedefinitions:
+    owned: [{name: ` + gadgetCRDName + `, version: v1, kind: Gadget}]
+  install:
+    strategy: deployment
+    spec:
+      permissions:
+      - serviceAccountName: twin-operator
+        rules: [{apiGroups: [sidebyside.samples.operator-manager.domain], resources: [gadgets], verbs: [get, list, watch, update]}]
+      deployments:
+      - name: twin-operator
+        spec:
+          replicas: 1
+          selector: {matchLabels: {app: twin-operator}}
+          template:
+            metadata: {labels: {app: twin-operator}}
+            spec:
+              serviceAccountName: twin-operator
+              containers: [{name: manager, image: "registry.example/twin-operator:%[1]s"}]
+`
+
+const gadgetCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: ` + gadgetCRDName + `}
+spec:
+  group: sidebyside.samples.operator-manager.domain
+  names: {kind: Gadget, listKind: GadgetList, plural: gadgets, singular: gadget}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: integer, maximum: %d}
+`
+
+// writeGadgetCatalog writes a catalog whose operator supports every install mode, so it
+// runs side by side, with a compatible CRD change (1.1.0) and one that makes a Gadget of
+// size 5 invalid (1.2.0).
+func writeGadgetCatalog(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(work, "catalogs", "sidebyside")
+	for version, max := range map[string]int{"1.0.0": 10, "1.1.0": 20, "1.2.0": 2} {
+		d := filepath.Join(dir, "twin-operator", version)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "csv.yaml"), []byte(fmt.Sprintf(gadgetCSV, version)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "crd.yaml"), []byte(fmt.Sprintf(gadgetCRD, max)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestSideBySide runs one package at two versions in two namespaces, each watching only
+// its own: an upgrade of one leaves the other alone, the shared CRD is kept at the newest
+// schema and names both providers, an upgrade whose CRD would invalidate the other's
+// custom resources is Blocked naming them, an AllNamespaces installation and an
+// overlapping one are refused naming the installation in the way (and the latter installs
+// once that one is gone), and uninstalling one (even with deleteCRDs) leaves the CRD and
+// the other's custom resources in place.
+func TestSideBySide(t *testing.T) {
+	dir := writeGadgetCatalog(t)
+	nsA, nsB, nsC, nsD := "sbs-a", "sbs-b", "sbs-c", "sbs-d"
+	for _, ns := range []string{nsA, nsB, nsC, nsD} {
+		newNamespace(t, ns)
+		if err := k8s.Create(ctx(), &omv1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Name: "gadgets", Namespace: ns},
+			Spec: omv1.CatalogSourceSpec{SourceType: omv1.SourceDirectory, Directory: dir}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	subscribe := func(ns, name, csv string, targets ...string) {
+		t.Helper()
+		sub := &omv1.Subscription{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+			Spec: omv1.SubscriptionSpec{StartingCSV: csv, Catalog: "gadgets", Option: omv1.OptionCreate, TargetNamespaces: targets}}
+		if err := k8s.Create(ctx(), sub); err != nil {
+			t.Fatal(err)
+		}
+		uninstallAtEnd(t, ns, name)
+	}
+	subscribe(nsA, "gadgets", "twin-operator.1.0.0", nsA)
+	waitRunning(t, nsA, "gadgets", "twin-operator.v1.0.0")
+	time.Sleep(1100 * time.Millisecond) // creation timestamps have seconds: A is the older
+	subscribe(nsB, "gadgets", "twin-operator.1.1.0", nsB)
+	waitRunning(t, nsB, "gadgets", "twin-operator.v1.1.0")
+
+	// Each Deployment watches only its own namespace.
+	for _, ns := range []string{nsA, nsB} {
+		d := &appsv1.Deployment{}
+		if err := k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "twin-operator"}, d); err != nil {
+			t.Fatal(err)
+		}
+		if got := d.Spec.Template.Annotations[render.AnnotationTargetNamespaces]; got != ns {
+			t.Errorf("the Deployment in %s watches %q, want only %s", ns, got, ns)
+		}
+	}
+	crdMax := func() int64 {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := k8s.Get(ctx(), client.ObjectKey{Name: gadgetCRDName}, crd); err != nil {
+			t.Fatal(err)
+		}
+		return int64(*crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["size"].Maximum)
+	}
+	providers := func() []string {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := k8s.Get(ctx(), client.ObjectKey{Name: gadgetCRDName}, crd); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for k, v := range crd.Annotations {
+			if strings.HasPrefix(k, omv1.AnnotationProviderPrefix) {
+				out = append(out, v)
+			}
+		}
+		sort.Strings(out)
+		return out
+	}
+	if got := crdMax(); got != 20 {
+		t.Errorf("the shared CRD has maximum %d, want 20: the newest version's (1.1.0) schema", got)
+	}
+	eventually(t, 30*time.Second, "the CRD names both providers", func() bool {
+		return strings.Join(providers(), ",") == nsA+"/gadgets twin-operator.v1.0.0,"+nsB+"/gadgets twin-operator.v1.1.0"
+	}, func() string { return strings.Join(providers(), "\n") })
+	var status struct {
+		CRDs []struct {
+			Name       string   `json:"name"`
+			ProvidedBy []string `json:"providedBy"`
+		} `json:"crds"`
+	}
+	r := mustJSON(t, &status, "status", "gadgets", "-n", nsA)
+	if len(status.CRDs) != 1 || status.CRDs[0].Name != gadgetCRDName || len(status.CRDs[0].ProvidedBy) != 2 {
+		t.Errorf("status -o json should show the shared CRD with both providers:\n%s", r.stdout)
+	}
+
+	// Upgrading A leaves B's Deployment and CSV alone.
+	depB := &appsv1.Deployment{}
+	if err := k8s.Get(ctx(), client.ObjectKey{Namespace: nsB, Name: "twin-operator"}, depB); err != nil {
+		t.Fatal(err)
+	}
+	setStartingCSV(t, nsA, "gadgets", "twin-operator.1.1.0")
+	waitRunning(t, nsA, "gadgets", "twin-operator.v1.1.0")
+	depB2 := &appsv1.Deployment{}
+	if err := k8s.Get(ctx(), client.ObjectKey{Namespace: nsB, Name: "twin-operator"}, depB2); err != nil {
+		t.Fatal(err)
+	}
+	if depB2.Generation != depB.Generation || containerImage(t, nsB, "twin-operator") != "registry.example/twin-operator:1.1.0" {
+		t.Errorf("upgrading %s changed %s's Deployment (generation %d -> %d)", nsA, nsB, depB.Generation, depB2.Generation)
+	}
+
+	// A custom resource of A's that B's next CRD would make invalid: B's upgrade is Blocked
+	// naming it, and nothing changes.
+	gadget := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"size": int64(5)}}}
+	gadget.SetGroupVersionKind(schema.GroupVersionKind{Group: "sidebyside.samples.operator-manager.domain", Version: "v1", Kind: "Gadget"})
+	gadget.SetNamespace(nsA)
+	gadget.SetName("big")
+	if err := k8s.Create(ctx(), gadget); err != nil {
+		t.Fatal(err)
+	}
+	setStartingCSV(t, nsB, "gadgets", "twin-operator.1.2.0")
+	eventually(t, time.Minute, nsB+" upgrade to 1.2.0 Blocked naming "+nsA+"/big", func() bool {
+		c := condition(getSub(t, nsB, "gadgets").Status.Conditions, omv1.ConditionBlocked)
+		return c.Status == metav1.ConditionTrue && strings.Contains(c.Message, "custom resource "+nsA+"/big would become invalid")
+	}, describeSub(t, nsB, "gadgets"))
+	if got := crdMax(); got != 20 {
+		t.Errorf("a blocked upgrade changed the shared CRD: maximum %d", got)
+	}
+	if img := containerImage(t, nsB, "twin-operator"); img != "registry.example/twin-operator:1.1.0" {
+		t.Errorf("a blocked upgrade changed %s's Deployment to %s", nsB, img)
+	}
+	setStartingCSV(t, nsB, "gadgets", "twin-operator.1.1.0")
+	waitReady(t, nsB, "gadgets", time.Minute)
+
+	// A second installation watching all namespaces, and one watching B's namespace, are
+	// refused naming the installation in the way; neither installs anything.
+	subscribe(nsC, "gadgets", "twin-operator.1.1.0")
+	subscribe(nsD, "gadgets", "twin-operator.1.1.0", nsD, nsB)
+	for _, tc := range []struct{ ns, says string }{
+		{nsC, "Subscription " + nsA + "/gadgets already installs package \"twin-operator\" watching " + nsA},
+		{nsD, "Subscription " + nsB + "/gadgets already installs package \"twin-operator\" watching " + nsB + "; this one would watch " + nsB + " too"},
+	} {
+		eventually(t, 30*time.Second, tc.ns+" refused", func() bool {
+			c := condition(getSub(t, tc.ns, "gadgets").Status.Conditions, omv1.ConditionResolved)
+			return c.Status == metav1.ConditionFalse && c.Reason == "TargetNamespacesOverlap" && strings.Contains(c.Message, tc.says)
+		}, describeSub(t, tc.ns, "gadgets"))
+		if err := k8s.Get(ctx(), client.ObjectKey{Namespace: tc.ns, Name: "gadgets"}, &omv1.Blueprint{}); !apierrors.IsNotFound(err) {
+			t.Errorf("a refused installation in %s has a Blueprint (%v)", tc.ns, err)
+		}
+	}
+
+	// Uninstalling B, even asking for its CRDs to go, keeps the CRD A uses (at the newest
+	// schema) and A's custom resource; then D, which only B was in the way of, installs.
+	sub := getSub(t, nsB, "gadgets")
+	patch := client.MergeFrom(sub.DeepCopy())
+	sub.Spec.Uninstall = &omv1.UninstallPolicy{DeleteCRDs: true}
+	if err := k8s.Patch(ctx(), sub, patch); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Delete(ctx(), sub); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, nsB+" uninstalled", func() bool {
+		err := k8s.Get(ctx(), client.ObjectKey{Namespace: nsB, Name: "gadgets"}, &omv1.Subscription{})
+		return apierrors.IsNotFound(err)
+	}, describeSub(t, nsB, "gadgets"))
+	if got := crdMax(); got != 20 {
+		t.Errorf("after uninstalling %s the shared CRD has maximum %d, want 20 (not removed, not downgraded)", nsB, got)
+	}
+	getCR(t, gadget)
+	if err := k8s.Get(ctx(), client.ObjectKey{Namespace: nsB, Name: "twin-operator"}, &appsv1.Deployment{}); !apierrors.IsNotFound(err) {
+		t.Errorf("%s's Deployment is still there after its uninstall: %v", nsB, err)
+	}
+	waitRunning(t, nsD, "gadgets", "twin-operator.v1.1.0")
+	eventually(t, 30*time.Second, "the CRD names A and D as providers, not B", func() bool {
+		return strings.Join(providers(), ",") == nsA+"/gadgets twin-operator.v1.1.0,"+nsD+"/gadgets twin-operator.v1.1.0"
+	}, func() string { return strings.Join(providers(), "\n") })
+	// C still waits: A watches all it would watch.
+	if c := condition(getSub(t, nsC, "gadgets").Status.Conditions, omv1.ConditionResolved); c.Reason != "TargetNamespacesOverlap" {
+		t.Errorf("%s after B's uninstall: Resolved %s %s", nsC, c.Reason, c.Message)
+	}
+
+	for _, ns := range []string{nsA, nsC, nsD} {
+		if err := k8s.Delete(ctx(), &omv1.Subscription{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gadgets"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, ns := range []string{nsA, nsC, nsD} {
+		eventually(t, time.Minute, ns+" uninstalled", func() bool {
+			err := k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "gadgets"}, &omv1.Subscription{})
+			return apierrors.IsNotFound(err)
+		}, describeSub(t, ns, "gadgets"))
+	}
+	if got := providers(); len(got) != 0 {
+		t.Errorf("provider records left after every installation is gone: %v", got)
+	}
+}
