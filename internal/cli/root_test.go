@@ -60,6 +60,9 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"catalog", "show", "--url", "http://x", "a", "b"}, ExitUsage, "with --url"},
 		{[]string{"cache", "prune", "--offline", "--cache-dir", "/nonexistent"}, ExitUsage, "--all"},
 		{[]string{"catalog", "list", "/nonexistent"}, ExitError, "/nonexistent"},
+		{[]string{"export", "-n", "x"}, ExitUsage, "-f FILE"},
+		{[]string{"import"}, ExitUsage, "-f FILE"},
+		{[]string{"import", "-f", "/nonexistent.tgz"}, ExitError, "/nonexistent.tgz"},
 	} {
 		_, err := runCLI(t, tc.args...)
 		if exitCode(err) != tc.code || (tc.msg != "" && (err == nil || !strings.Contains(err.Error(), tc.msg))) {

@@ -445,9 +445,11 @@ func owned(t *testing.T, ns, csv string) map[string]int {
 // and none of another version.
 func checkObjects(t *testing.T, ns, csv string) {
 	t.Helper()
-	// The Role and RoleBinding are those of the version's OperatorCondition.
-	want := map[string]int{"Deployment": 1, "ServiceAccount": 1, "ClusterRole": 2, "ClusterRoleBinding": 2,
-		"Role": 1, "RoleBinding": 1, "OperatorCondition": 1}
+	// Each installation watches its own namespace (harness.WatchOwnNamespace): its
+	// permissions are a Role, beside the Role of the version's OperatorCondition, and its
+	// clusterPermissions the one ClusterRole.
+	want := map[string]int{"Deployment": 1, "ServiceAccount": 1, "ClusterRole": 1, "ClusterRoleBinding": 1,
+		"Role": 2, "RoleBinding": 2, "OperatorCondition": 1}
 	if csv != "cache-operator.v1.1.0" {
 		want["Service"] = 1
 	}

@@ -159,6 +159,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			return ctrl.Result{}, err
 		}
 	}
+	if name := bp.Labels[omv1.LabelSubscription]; s.sub == nil && name != "" && len(bp.Status.History) == 0 {
+		// A Blueprint made before its Subscription (`import` makes them in that order)
+		// installs nothing until the Subscription exists: it says who installs.
+		setCondition(bp, omv1.ConditionReady, metav1.ConditionFalse, ReasonWaitingForSubscription,
+			fmt.Sprintf("waiting for Subscription %s/%s, which says who installs (spec.serviceAccountName)", bp.Namespace, name))
+		return ctrl.Result{RequeueAfter: 2 * time.Second}, nil
+	}
 	named := ""
 	if s.sub != nil {
 		named = s.sub.Spec.ServiceAccountName

@@ -34,6 +34,9 @@ const (
 	// ReasonWaitingForNativeAPIs: the CSV's spec.nativeAPIs names a kind the cluster
 	// does not serve; nothing is written until it does, or the deadline fails the revision.
 	ReasonWaitingForNativeAPIs = "WaitingForNativeAPIs"
+	// ReasonWaitingForSubscription: the Blueprint was made before its Subscription (by
+	// `import`); nothing is installed until the Subscription says who installs.
+	ReasonWaitingForSubscription = "WaitingForSubscription"
 )
 
 // carryOut moves the pending revision on, within its deadline. Until the revision's CSV

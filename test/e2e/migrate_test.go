@@ -1,0 +1,221 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	"github.com/operator-manager/operator-manager/internal/catalog"
+	"github.com/operator-manager/operator-manager/internal/migration"
+	"github.com/operator-manager/operator-manager/internal/revisionstore"
+	"github.com/operator-manager/operator-manager/internal/testenv"
+	"github.com/operator-manager/operator-manager/test/harness"
+)
+
+// TestExportImport moves a namespace's installations to a second cluster through one
+// archive: export from this cluster, then on a fresh cluster whose manager has no catalog
+// holding them, import --dry-run changes nothing, import --wait brings both operators up at
+// the same versions in dependency order from the archive alone (with the older retained
+// revision's bundle stored for rollbacks), a second import reports no change and writes
+// nothing, and an archive holding a version the cluster cannot run is refused before
+// anything is applied.
+func TestExportImport(t *testing.T) {
+	ns := "migrate"
+	newNamespace(t, ns)
+	applyYAML(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache}
+spec: {startingCSV: cache-operator.1.1.0, catalog: samples, targetNamespaces: [migrate], health: {timeout: 2m}}
+`)
+	waitRunning(t, ns, "cache", "cache-operator.v1.1.0")
+	setStartingCSV(t, ns, "cache", "cache-operator.1.2.0")
+	waitRunning(t, ns, "cache", "cache-operator.v1.2.0")
+	applyYAML(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: backup}
+spec: {startingCSV: backup-operator.0.2.0, catalog: samples, targetNamespaces: [migrate]}
+`)
+	waitRunning(t, ns, "backup", "backup-operator.v0.2.0")
+
+	archive := filepath.Join(t.TempDir(), "migrate.tgz")
+	if r := script(t, "export", "-n", ns, "-f", archive); r.code != 0 || !strings.Contains(r.stderr, "exported 2 installation(s) and 3 bundle(s)") {
+		t.Fatalf("export: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	// A second cluster. Its manager's only catalog is empty: the operators can come from
+	// nowhere but the archive.
+	e2, err := testenv.Start(ctx(), testenv.Options{Flavour: testenv.Full, Dir: filepath.Join(work, "cluster2")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e2.Stop()
+	c2, err := harness.NewCluster(e2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty := t.TempDir()
+	m2, err := c2.StartManager("manager2", harness.Options{Args: []string{"--catalog=" + empty}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m2.Kill()
+	on2 := func(args ...string) scriptRun {
+		t.Helper()
+		cmd := exec.Command(managerBin, append([]string{"--kubeconfig", e2.Kubeconfig}, args...)...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		r := scriptRun{stdout: stdout.String(), stderr: stderr.String()}
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			r.code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	type plan struct {
+		Changed       bool
+		Installations []struct{ Namespace, Name, Version, Action string }
+		Problems      []string
+	}
+	var dry plan
+	r := on2("import", "-f", archive, "--dry-run", "-o", "json")
+	if err := json.Unmarshal([]byte(r.stdout), &dry); r.code != 0 || err != nil || len(dry.Installations) != 2 ||
+		dry.Installations[0].Name != "cache" || dry.Installations[1].Name != "backup" || dry.Installations[0].Action != "create" || !dry.Changed {
+		t.Fatalf("import --dry-run: exit %d, %v; want cache then backup (which depends on it), both to create\n%s%s", r.code, err, r.stdout, r.stderr)
+	}
+	if err := c2.Client.Get(ctx(), client.ObjectKey{Name: ns}, &corev1.Namespace{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("import --dry-run changed the cluster: namespace %s (%v)", ns, err)
+	}
+
+	start := time.Now()
+	if r = on2("import", "-f", archive, "--wait", "--timeout", "3m"); r.code != 0 {
+		t.Fatalf("import --wait: exit %d\n%s%s\n--- manager2 log ---\n%s", r.code, r.stdout, r.stderr, m2.LogTail(4000))
+	}
+	t.Logf("import --wait took %s:\n%s", time.Since(start).Round(time.Millisecond), r.stdout)
+	store := &revisionstore.Store{Client: c2.Client}
+	versions := map[string]string{"cache": "cache-operator.v1.2.0", "backup": "backup-operator.v0.2.0"}
+	rvs := map[string]string{}
+	for name, csv := range versions {
+		bp := &omv1.Blueprint{}
+		if err := c2.Client.Get(ctx(), client.ObjectKey{Namespace: ns, Name: name}, bp); err != nil {
+			t.Fatal(err)
+		}
+		if bp.Status.Phase != omv1.BlueprintSucceeded || bp.Status.CurrentCSV != csv {
+			t.Errorf("on the second cluster %s runs %q (phase %s), want %s Succeeded", name, bp.Status.CurrentCSV, bp.Status.Phase, csv)
+		}
+		d := &appsv1.Deployment{}
+		if err := c2.Client.Get(ctx(), client.ObjectKey{Namespace: ns, Name: csv[:strings.Index(csv, ".v")]}, d); err != nil {
+			t.Errorf("%s's Deployment on the second cluster: %v", name, err)
+		} else if d.Status.AvailableReplicas < 1 {
+			t.Errorf("%s's Deployment on the second cluster is not available: %+v", name, d.Status)
+		}
+		sub := &omv1.Subscription{}
+		if err := c2.Client.Get(ctx(), client.ObjectKey{Namespace: ns, Name: name}, sub); err != nil {
+			t.Fatal(err)
+		}
+		rvs[name] = sub.ResourceVersion + "/" + bp.ResourceVersion
+	}
+	// The older retained revision of cache (1.1.0) came along, stored for a rollback.
+	a, err := readArchive(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range a.Installations {
+		for _, rev := range in.Revisions {
+			if st, err := store.Stat(ctx(), ns, in.Name, rev.BundleDigest); st == nil || err != nil {
+				t.Errorf("the bundle of %s's revision %d (%s) is not stored on the second cluster: %v", in.Name, rev.Revision, rev.CSV, err)
+			}
+		}
+	}
+	if err := c2.Client.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "samples"}, &omv1.CatalogSource{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the second cluster has a CatalogSource samples (%v): the test must install without one", err)
+	}
+
+	// A second import changes nothing.
+	var again plan
+	r = on2("import", "-f", archive, "-o", "json")
+	if err := json.Unmarshal([]byte(r.stdout), &again); r.code != 0 || err != nil || again.Changed ||
+		again.Installations[0].Action != "unchanged" || again.Installations[1].Action != "unchanged" {
+		t.Errorf("second import: exit %d, %v; want no change\n%s%s", r.code, err, r.stdout, r.stderr)
+	}
+	for name := range versions {
+		sub, bp := &omv1.Subscription{}, &omv1.Blueprint{}
+		_ = c2.Client.Get(ctx(), client.ObjectKey{Namespace: ns, Name: name}, sub)
+		_ = c2.Client.Get(ctx(), client.ObjectKey{Namespace: ns, Name: name}, bp)
+		if got := sub.ResourceVersion + "/" + bp.ResourceVersion; got != rvs[name] {
+			t.Errorf("the second import wrote %s: %s, then %s", name, rvs[name], got)
+		}
+	}
+
+	// A version the cluster cannot run is refused before anything is applied.
+	bad := filepath.Join(t.TempDir(), "bad.tgz")
+	if err := writeUnrunnable(archive, bad, "migrate-bad"); err != nil {
+		t.Fatal(err)
+	}
+	r = on2("import", "-f", bad)
+	if r.code != 1 || !strings.Contains(r.stdout, "needs Kubernetes 99.0.0 or newer") {
+		t.Errorf("import of a version needing Kubernetes 99: exit %d, want 1 naming the requirement\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if err := c2.Client.Get(ctx(), client.ObjectKey{Name: "migrate-bad"}, &corev1.Namespace{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a refused import changed the cluster: namespace migrate-bad (%v)", err)
+	}
+}
+
+func readArchive(path string) (*migration.Archive, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return migration.Read(f, path)
+}
+
+// writeUnrunnable rewrites an archive into namespace ns with cache's bundle asking for
+// Kubernetes 99.
+func writeUnrunnable(from, to, ns string) error {
+	a, err := readArchive(from)
+	if err != nil {
+		return err
+	}
+	for i := range a.Installations {
+		in := &a.Installations[i]
+		in.Namespace = ns
+		if in.Name != "cache" {
+			continue
+		}
+		var files []catalog.File
+		for _, f := range a.Bundles[in.BundleDigest] {
+			data := f.Data
+			if strings.Contains(string(data), "kind: ClusterServiceVersion") {
+				data = regexp.MustCompile(`minKubeVersion: \S+`).ReplaceAll(data, []byte("minKubeVersion: 99.0.0"))
+			}
+			files = append(files, catalog.File{Name: f.Name, Data: data})
+		}
+		in.BundleDigest = catalog.DigestFiles(files)
+		a.Bundles[in.BundleDigest] = files
+		in.Revisions = nil
+	}
+	f, err := os.Create(to)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return migration.Write(f, a)
+}
