@@ -38,6 +38,7 @@ import (
 func newExportCmd(g *globals) *cobra.Command {
 	var file string
 	var all bool
+	out := &output{}
 	cmd := &cobra.Command{
 		Use:   "export (-n NAMESPACE | -A) -f ARCHIVE",
 		Short: "Write the installations of a namespace (or all) and their retained bundles to one archive, for import elsewhere",
@@ -52,6 +53,9 @@ from the archive alone. Subscriptions that run nothing yet are skipped, named on
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if file == "" {
 				return usageError("give the archive to write with -f FILE (- for standard output)")
+			}
+			if file == "-" && out.structured() {
+				return usageError("-o prints a summary on standard output, which -f - fills with the archive: give -f FILE")
 			}
 			c, ns, err := g.clientAndNamespace()
 			if err != nil {
@@ -72,6 +76,9 @@ from the archive alone. Subscriptions that run nothing yet are skipped, named on
 			for _, s := range skipped {
 				fmt.Fprintln(cmd.ErrOrStderr(), "skipped", s)
 			}
+			if skipped == nil {
+				skipped = []string{}
+			}
 			w := cmd.OutOrStdout()
 			if file != "-" {
 				f, err := os.Create(file)
@@ -84,12 +91,21 @@ from the archive alone. Subscriptions that run nothing yet are skipped, named on
 			if err := migration.Write(w, a); err != nil {
 				return fmt.Errorf("writing %s: %w", file, err)
 			}
-			if file != "-" {
-				fmt.Fprintf(cmd.ErrOrStderr(), "exported %d installation(s) and %d bundle(s) to %s\n", len(a.Installations), len(a.Bundles), file)
+			if file == "-" {
+				return nil
 			}
-			return nil
+			fmt.Fprintf(cmd.ErrOrStderr(), "exported %d installation(s) and %d bundle(s) to %s\n", len(a.Installations), len(a.Bundles), file)
+			if !out.structured() {
+				return nil
+			}
+			var names []string
+			for _, in := range a.Installations {
+				names = append(names, in.Key()+" "+in.CSV)
+			}
+			return out.print(cmd.OutOrStdout(), map[string]any{"file": file, "installations": names, "bundles": len(a.Bundles), "skipped": skipped}, nil)
 		},
 	}
+	out.bind(cmd)
 	cmd.Flags().StringVarP(&file, "file", "f", "", "the archive to write (- for standard output)")
 	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "export every namespace")
 	return cmd

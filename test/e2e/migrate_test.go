@@ -53,8 +53,13 @@ spec: {startingCSV: backup-operator.0.2.0, catalog: samples, targetNamespaces: [
 	waitRunning(t, ns, "backup", "backup-operator.v0.2.0")
 
 	archive := filepath.Join(t.TempDir(), "migrate.tgz")
-	if r := script(t, "export", "-n", ns, "-f", archive); r.code != 0 || !strings.Contains(r.stderr, "exported 2 installation(s) and 3 bundle(s)") {
-		t.Fatalf("export: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	var summary struct {
+		Installations []string
+		Bundles       int
+	}
+	r0 := mustJSON(t, &summary, "export", "-n", ns, "-f", archive)
+	if !strings.Contains(r0.stderr, "exported 2 installation(s) and 3 bundle(s)") || len(summary.Installations) != 2 || summary.Bundles != 3 {
+		t.Fatalf("export: %+v\n%s%s", summary, r0.stdout, r0.stderr)
 	}
 
 	// A second cluster. Its manager's only catalog is empty: the operators can come from
