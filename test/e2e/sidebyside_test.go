@@ -10,6 +10,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -75,6 +76,26 @@ spec:
               size: {type: integer, maximum: %d}
 `
 
+const sharedClusterRole = `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: twin-operator-gadget-reader}
+rules: [{apiGroups: [sidebyside.samples.operator-manager.domain], resources: [gadgets], verbs: [get, list, watch]}]
+`
+
+// sharedRole is the bundle's shared ClusterRole: its owner and resourceVersion, or ""
+// when it does not exist.
+func sharedRole(t *testing.T) (owner, rv string) {
+	t.Helper()
+	cr := &rbacv1.ClusterRole{}
+	if err := k8s.Get(ctx(), client.ObjectKey{Name: "twin-operator-gadget-reader"}, cr); err != nil {
+		if apierrors.IsNotFound(err) {
+			return "", ""
+		}
+		t.Fatal(err)
+	}
+	return cr.Annotations[render.AnnotationOwner], cr.ResourceVersion
+}
+
 // writeGadgetCatalog writes a catalog whose operator supports every install mode, so it
 // runs side by side, with a compatible CRD change (1.1.0) and one that makes a Gadget of
 // size 5 invalid (1.2.0).
@@ -90,6 +111,10 @@ func writeGadgetCatalog(t *testing.T) string {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(filepath.Join(d, "crd.yaml"), []byte(fmt.Sprintf(gadgetCRD, max)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// A cluster-scoped object the bundle names itself: every installation shares it.
+		if err := os.WriteFile(filepath.Join(d, "reader.clusterrole.yaml"), []byte(sharedClusterRole), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -161,6 +186,13 @@ func TestSideBySide(t *testing.T) {
 	}
 	if got := crdMax(); got != 20 {
 		t.Errorf("the shared CRD has maximum %d, want 20: the newest version's (1.1.0) schema", got)
+	}
+	// The bundle's own ClusterRole, which both applied, is not fought over: it stays as the
+	// last applier left it.
+	_, rv := sharedRole(t)
+	time.Sleep(5 * time.Second)
+	if _, rv2 := sharedRole(t); rv2 != rv || rv == "" {
+		t.Errorf("the shared ClusterRole was rewritten while both installations were idle (resourceVersion %s -> %s)", rv, rv2)
 	}
 	eventually(t, 30*time.Second, "the CRD names both providers", func() bool {
 		return strings.Join(providers(), ",") == nsA+"/gadgets twin-operator.v1.0.0,"+nsB+"/gadgets twin-operator.v1.1.0"
@@ -253,6 +285,10 @@ func TestSideBySide(t *testing.T) {
 	if err := k8s.Get(ctx(), client.ObjectKey{Namespace: nsB, Name: "twin-operator"}, &appsv1.Deployment{}); !apierrors.IsNotFound(err) {
 		t.Errorf("%s's Deployment is still there after its uninstall: %v", nsB, err)
 	}
+	// The shared ClusterRole stays for the installations still using it.
+	if owner, _ := sharedRole(t); owner != nsA+"/twin-operator.v1.1.0" && owner != nsD+"/twin-operator.v1.1.0" {
+		t.Errorf("after %s's uninstall the shared ClusterRole is owned by %q, want a live installation", nsB, owner)
+	}
 	waitRunning(t, nsD, "gadgets", "twin-operator.v1.1.0")
 	eventually(t, 30*time.Second, "the CRD names A and D as providers, not B", func() bool {
 		return strings.Join(providers(), ",") == nsA+"/gadgets twin-operator.v1.1.0,"+nsD+"/gadgets twin-operator.v1.1.0"
@@ -276,4 +312,8 @@ func TestSideBySide(t *testing.T) {
 	if got := providers(); len(got) != 0 {
 		t.Errorf("provider records left after every installation is gone: %v", got)
 	}
+	eventually(t, 30*time.Second, "the shared ClusterRole removed with the last installation", func() bool {
+		owner, _ := sharedRole(t)
+		return owner == ""
+	}, func() string { owner, _ := sharedRole(t); return owner })
 }

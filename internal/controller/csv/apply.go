@@ -265,6 +265,9 @@ func (r *Reconciler) drift(ctx context.Context, s *scope) (string, error) {
 			if err == nil && (e.Fingerprint == "" || fingerprint(e.Kind, obj) == e.Fingerprint) {
 				continue
 			}
+			if err == nil && r.sharedWithLive(ctx, s.csv, e, obj) {
+				continue
+			}
 		} else if !deep {
 			continue
 		}
@@ -297,10 +300,29 @@ func (r *Reconciler) driftedLive(ctx context.Context, s *scope, e omv1alpha1.Inv
 		}
 		return "", err
 	}
-	if e.Fingerprint != "" && fingerprint(e.Kind, obj) != e.Fingerprint {
+	if e.Fingerprint != "" && fingerprint(e.Kind, obj) != e.Fingerprint && !r.sharedWithLive(ctx, s.csv, e, obj) {
 		return "changed", nil
 	}
 	return "", nil
+}
+
+// sharedWithLive reports whether a cluster-scoped object of the inventory is now owned by
+// another live CSV of the same package: an object the bundle names itself (a ClusterRole
+// among its manifests), which installations of the package side by side share. Its
+// latest applier owns it; that is no drift, or two installations would take it from each
+// other without end. Uninstalling the owner hands it over (finalize), so it stays while
+// anyone uses it.
+func (r *Reconciler) sharedWithLive(ctx context.Context, csv *omv1alpha1.ClusterServiceVersion, e omv1alpha1.InventoryEntry, obj metav1.Object) bool {
+	owner := obj.GetAnnotations()[render.AnnotationOwner]
+	ns, name, ok := strings.Cut(owner, "/")
+	if e.Namespace != "" || !ok || owner == csv.Namespace+"/"+csv.Name {
+		return false
+	}
+	other := &omv1alpha1.ClusterServiceVersion{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, other); err != nil {
+		return false
+	}
+	return other.DeletionTimestamp.IsZero() && other.Labels[omv1.LabelPackage] == csv.Labels[omv1.LabelPackage]
 }
 
 func (r *Reconciler) drifted(s *scope, e omv1alpha1.InventoryEntry, how string) string {

@@ -17,6 +17,7 @@ import (
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
 	"github.com/operator-manager/operator-manager/internal/identity"
+	"github.com/operator-manager/operator-manager/internal/render"
 )
 
 // deleteLast are the kinds removed only once everything else of the installation is
@@ -96,7 +97,23 @@ func (r *Reconciler) deleteEntries(ctx context.Context, csv *omv1alpha1.ClusterS
 			return remaining, err
 		}
 		if !ownedBy(obj, csv) {
-			continue // a newer version of the installation took it over
+			continue // a newer version of the installation, or another one sharing it, took it over
+		}
+		if e.Namespace == "" {
+			// A cluster-scoped object the bundle names itself (a ClusterRole among its
+			// manifests) is shared by the installations of the package side by side: it
+			// goes to one still using it, and goes away with the last.
+			heir, err := r.sharer(ctx, csv, e)
+			if err != nil {
+				return remaining, err
+			}
+			if heir != nil {
+				if err := handOver(ctx, cl, obj, heir); err != nil {
+					return remaining, fmt.Errorf("handing %s %s over to %s/%s: %w", e.Kind, e.Name, heir.Namespace, heir.Name, err)
+				}
+				r.event(csv, false, "SharedObjectKept", "Kept %s %s: %s/%s installed it too and now owns it", e.Kind, e.Name, heir.Namespace, heir.Name)
+				continue
+			}
 		}
 		remaining++
 		if obj.GetDeletionTimestamp() != nil {
@@ -122,4 +139,44 @@ func (r *Reconciler) deleteEntries(ctx context.Context, csv *omv1alpha1.ClusterS
 		return remaining, fmt.Errorf("%s may not delete what it installed: %s", id, strings.Join(refusals, "; "))
 	}
 	return remaining, nil
+}
+
+// sharer is another live CSV of the same package whose inventory holds the same
+// cluster-scoped object, or nil.
+func (r *Reconciler) sharer(ctx context.Context, csv *omv1alpha1.ClusterServiceVersion, e omv1alpha1.InventoryEntry) (*omv1alpha1.ClusterServiceVersion, error) {
+	list := &omv1alpha1.ClusterServiceVersionList{}
+	if err := r.Client.List(ctx, list, client.MatchingLabels{omv1.LabelPackage: csv.Labels[omv1.LabelPackage]}); err != nil {
+		return nil, err
+	}
+	group := schema.FromAPIVersionAndKind(e.APIVersion, e.Kind).Group
+	for i := range list.Items {
+		other := &list.Items[i]
+		if (other.Namespace == csv.Namespace && other.Name == csv.Name) || !other.DeletionTimestamp.IsZero() {
+			continue
+		}
+		for _, o := range other.Status.Inventory {
+			if o.Namespace == "" && o.Kind == e.Kind && o.Name == e.Name && schema.FromAPIVersionAndKind(o.APIVersion, o.Kind).Group == group {
+				return other, nil
+			}
+		}
+	}
+	return nil, nil
+}
+
+// handOver makes heir the owner of a shared object, as heir's own apply would have: its
+// uninstall then removes it, when no one else shares it.
+func handOver(ctx context.Context, cl client.Client, obj *metav1.PartialObjectMetadata, heir *omv1alpha1.ClusterServiceVersion) error {
+	patch := client.MergeFrom(obj.DeepCopy())
+	annotations, labels := obj.GetAnnotations(), obj.GetLabels()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	annotations[render.AnnotationOwner] = heir.Namespace + "/" + heir.Name
+	labels[render.LabelOwnerName], labels[render.LabelOwnerNamespace] = render.LabelValue(heir.Name), heir.Namespace
+	obj.SetAnnotations(annotations)
+	obj.SetLabels(labels)
+	return cl.Patch(ctx, obj, patch)
 }
