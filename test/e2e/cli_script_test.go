@@ -24,7 +24,13 @@ type scriptRun struct {
 
 func script(t *testing.T, args ...string) scriptRun {
 	t.Helper()
-	cmd := exec.Command(managerBin, append([]string{"--kubeconfig", env.Kubeconfig}, args...)...)
+	return scriptOn(t, env.Kubeconfig, args...)
+}
+
+// scriptOn is script against the cluster of another kubeconfig.
+func scriptOn(t *testing.T, kubeconfig string, args ...string) scriptRun {
+	t.Helper()
+	cmd := exec.Command(managerBin, append([]string{"--kubeconfig", kubeconfig}, args...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

@@ -1,11 +1,8 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -81,18 +78,7 @@ spec: {startingCSV: backup-operator.0.2.0, catalog: samples, targetNamespaces: [
 	defer m2.Kill()
 	on2 := func(args ...string) scriptRun {
 		t.Helper()
-		cmd := exec.Command(managerBin, append([]string{"--kubeconfig", e2.Kubeconfig}, args...)...)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		r := scriptRun{stdout: stdout.String(), stderr: stderr.String()}
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			r.code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return r
+		return scriptOn(t, e2.Kubeconfig, args...)
 	}
 	type plan struct {
 		Changed       bool
