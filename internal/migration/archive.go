@@ -189,18 +189,12 @@ func Read(r io.Reader, name string) (*Archive, error) {
 			}
 			index = data
 		case strings.HasPrefix(h.Name, bundlesPrefix) && path.Dir(h.Name) == "bundles":
-			d, err := readBundle(h.Name, data)
+			d, files, err := readBundle(h.Name, data)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", name, err)
 			}
 			if _, dup := a.Bundles[d]; dup {
 				return nil, fmt.Errorf("%s: bundle %s twice", name, d)
-			}
-			var files []catalog.File
-			var b bundleFile
-			_ = json.Unmarshal(data, &b) // checked by readBundle
-			for _, f := range b.Files {
-				files = append(files, catalog.File{Name: f.Name, Data: f.Data})
 			}
 			a.Bundles[d] = files
 		default:
@@ -225,28 +219,28 @@ func Read(r io.Reader, name string) (*Archive, error) {
 }
 
 // readBundle checks one bundle entry: its name, its JSON, and its files against the
-// digest both name and content claim. It returns the digest.
-func readBundle(entry string, data []byte) (string, error) {
+// digest both name and content claim. It returns the digest and the files.
+func readBundle(entry string, data []byte) (string, []catalog.File, error) {
 	hex := strings.TrimSuffix(path.Base(entry), ".json")
 	digest := "sha256:" + hex
 	if !strings.HasSuffix(entry, ".json") || !catalog.ValidDigest(digest) {
-		return "", fmt.Errorf("entry %q: a bundle entry is named bundles/<64 hex digits>.json", entry)
+		return "", nil, fmt.Errorf("entry %q: a bundle entry is named bundles/<64 hex digits>.json", entry)
 	}
 	var b bundleFile
 	if err := json.Unmarshal(data, &b); err != nil {
-		return "", fmt.Errorf("entry %q: %w", entry, err)
+		return "", nil, fmt.Errorf("entry %q: %w", entry, err)
 	}
 	if b.Digest != digest {
-		return "", fmt.Errorf("entry %q: says digest %q", entry, b.Digest)
+		return "", nil, fmt.Errorf("entry %q: says digest %q", entry, b.Digest)
 	}
 	files := make([]catalog.File, 0, len(b.Files))
 	for _, f := range b.Files {
 		files = append(files, catalog.File{Name: f.Name, Data: f.Data})
 	}
 	if got := catalog.DigestFiles(files); got != digest {
-		return "", fmt.Errorf("entry %q: its files have digest %s: the archive is damaged or was altered", entry, got)
+		return "", nil, fmt.Errorf("entry %q: its files have digest %s: the archive is damaged or was altered", entry, got)
 	}
-	return digest, nil
+	return digest, files, nil
 }
 
 // check verifies that the installations are well formed, each named once, and that
