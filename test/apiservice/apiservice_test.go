@@ -30,6 +30,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
@@ -103,7 +104,7 @@ spec:
   displayName: Metrics API Operator
   version: %[1]s
   %[3]s
-  installModes: [{type: AllNamespaces, supported: true}]
+  installModes: [{type: AllNamespaces, supported: true}, {type: OwnNamespace, supported: true}]
   apiservicedefinitions:
     owned:
     - {group: %[4]s, version: %[5]s, kind: NodeMetric, name: nodemetrics, displayName: Node metrics, deploymentName: metrics-api, containerPort: %[2]d}
@@ -310,6 +311,33 @@ func TestOwnedAPIService(t *testing.T) {
 		p2, m2 := csvPhase(t, ns, "metrics-consumer.v1.0.0")
 		return fmt.Sprintf("operator %s: %s; consumer %s: %s", p1, m1, p2, m2)
 	})
+	// A second installation of the package, watching only its own namespace, is refused
+	// all the same: the APIService is the cluster's one of that name.
+	ns2 := "metrics-2"
+	if err := cluster.Client.Create(ctx(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns2}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.Client.Create(ctx(), &omv1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Name: "apis", Namespace: ns2},
+		Spec: omv1.CatalogSourceSpec{SourceType: omv1.SourceDirectory, Directory: dir}}); err != nil {
+		t.Fatal(err)
+	}
+	createYAML(t, ns2, `{metadata: {name: metrics-api}, spec: {startingCSV: metrics-api-operator.1.0.0, catalog: apis, targetNamespaces: [metrics-2]}}`)
+	second := &omv1.Subscription{}
+	eventually(t, time.Minute, "the second installation refused", func() bool {
+		if err := cluster.Client.Get(ctx(), client.ObjectKey{Namespace: ns2, Name: "metrics-api"}, second); err != nil {
+			return false
+		}
+		c := meta.FindStatusCondition(second.Status.Conditions, omv1.ConditionResolved)
+		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == "APIServiceExclusive" &&
+			strings.Contains(c.Message, "Subscription metrics/metrics-api") && strings.Contains(c.Message, version+"."+group)
+	}, func() string { return fmt.Sprintf("%+v", second.Status.Conditions) })
+	if err := cluster.Client.Get(ctx(), client.ObjectKey{Namespace: ns2, Name: "metrics-api"}, &omv1.Blueprint{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the refused installation has a Blueprint: %v", err)
+	}
+	if err := cluster.Client.Delete(ctx(), second); err != nil {
+		t.Fatal(err)
+	}
+
 	// A request through the API server reaches the operator's server.
 	dc, err := discovery.NewDiscoveryClientForConfig(cluster.Env.Config)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -53,13 +54,37 @@ func (r *Reconciler) recordProviders(ctx context.Context, s *scope, plan []crdSt
 		return
 	}
 	key, value := ProviderKey(s.bp.Namespace, s.bp.Name), providerValue(s.bp, csv)
+	provides := map[string]bool{}
 	for _, st := range plan {
+		provides[st.crd.Name] = true
 		if st.live != nil && st.live.Annotations[key] == value {
 			continue
 		}
 		if err := patchProvider(ctx, cl, st.crd.Name, key, &value); err != nil {
 			// A record for people: the installation goes on without it.
 			r.event(s.bp, true, "CRDProviderNotRecorded", "Could not record %s as a provider on CRD %s: %v", csv, st.crd.Name, err)
+		}
+	}
+	if good := LastGood(s.bp); good != nil && good.CSVName != csv {
+		r.forgetStaleProviders(ctx, s.bp, cl, key, provides)
+	}
+}
+
+// forgetStaleProviders removes the installation's record from CRDs its new version no
+// longer provides (the CRDs themselves stay: an upgrade never deletes one). Only CRDs'
+// metadata is listed, once per version change.
+func (r *Reconciler) forgetStaleProviders(ctx context.Context, bp *omv1.Blueprint, cl client.Client, key string, provides map[string]bool) {
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinitionList"))
+	if err := r.APIReader.List(ctx, list); err != nil {
+		return
+	}
+	for _, m := range list.Items {
+		if _, ok := m.Annotations[key]; !ok || provides[m.Name] {
+			continue
+		}
+		if err := patchProvider(ctx, cl, m.Name, key, nil); err != nil {
+			r.event(bp, true, "CRDProviderNotRecorded", "Could not remove this installation's provider record from CRD %s, which its new version does not provide: %v", m.Name, err)
 		}
 	}
 }

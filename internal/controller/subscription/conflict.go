@@ -28,6 +28,9 @@ const (
 	// namespace this one would watch too (or all of them); both operators would reconcile
 	// the same custom resources.
 	ReasonTargetsOverlap = "TargetNamespacesOverlap"
+	// ReasonAPIServiceExclusive: the package serves an API through an APIService, which a
+	// cluster has one of; two installations would take it from each other.
+	ReasonAPIServiceExclusive = "APIServiceExclusive"
 )
 
 // installation is what the conflict check knows of one Subscription: where it runs, the
@@ -35,6 +38,8 @@ const (
 type installation struct {
 	namespace, name, pkg string
 	targets              []string
+	// apiServices are the APIServices its version serves ("<version>.<group>").
+	apiServices []string
 }
 
 func (i installation) String() string { return "Subscription " + i.namespace + "/" + i.name }
@@ -49,7 +54,8 @@ func (i installation) watching() string {
 // conflict says why mine may not run next to theirs, an older installation of the same
 // package, or "" when both may (pure, table-tested). One namespace runs one version of a
 // package; across namespaces, installations of a package run side by side when the
-// namespaces they watch do not overlap, so an AllNamespaces one is the only one.
+// namespaces they watch do not overlap, so an AllNamespaces one is the only one, and
+// neither serves an APIService (cluster-scoped: a cluster has one of each name).
 func conflict(mine, theirs installation) (reason, message string) {
 	if mine.pkg != theirs.pkg {
 		return "", ""
@@ -58,6 +64,12 @@ func conflict(mine, theirs installation) (reason, message string) {
 		return ReasonPackageConflict, fmt.Sprintf(
 			"Subscription %s already installs package %q in namespace %s; one namespace runs one version of a package (run another version side by side in another namespace, with spec.targetNamespaces that do not overlap)",
 			theirs.name, mine.pkg, mine.namespace)
+	}
+	if apis := slices.Concat(mine.apiServices, theirs.apiServices); len(apis) > 0 {
+		slices.Sort(apis)
+		return ReasonAPIServiceExclusive, fmt.Sprintf(
+			"%s already installs package %q, which serves %s through an APIService; a cluster has one APIService of a name, so an installation of a package that serves one is the only installation of that package",
+			theirs, mine.pkg, strings.Join(slices.Compact(apis), ", "))
 	}
 	switch {
 	case theirs.targets == nil:
@@ -121,7 +133,7 @@ func (r *Reconciler) checkConflict(ctx context.Context, sub *omv1.Subscription, 
 		a, b := list.Items[i], list.Items[j]
 		return a.Namespace < b.Namespace || (a.Namespace == b.Namespace && a.Name < b.Name)
 	})
-	mine := installation{namespace: sub.Namespace, name: sub.Name, pkg: b.Package, targets: targetsOf(sub, b)}
+	mine := installation{namespace: sub.Namespace, name: sub.Name, pkg: b.Package, targets: targetsOf(sub, b), apiServices: b.OwnedAPIServices}
 	for i := range list.Items {
 		other := &list.Items[i]
 		if (other.Namespace == sub.Namespace && other.Name == sub.Name) || other.Spec.Option == omv1.OptionDelete ||
@@ -134,6 +146,9 @@ func (r *Reconciler) checkConflict(ctx context.Context, sub *omv1.Subscription, 
 			continue
 		}
 		theirs := installation{namespace: other.Namespace, name: other.Name, pkg: pkg, targets: targetsOf(other, ob)}
+		if ob != nil {
+			theirs.apiServices = ob.OwnedAPIServices
+		}
 		if reason, msg := conflict(mine, theirs); reason != "" {
 			return &resolve.Error{Reason: reason, Message: msg}
 		}
@@ -162,7 +177,8 @@ func contends(other, sub *omv1.Subscription, otherInstalled, subInstalled bool) 
 // installation is in its way.
 func refusedForConflict(s *omv1.Subscription) bool {
 	c := meta.FindStatusCondition(s.Status.Conditions, omv1.ConditionResolved)
-	return c != nil && c.Status == metav1.ConditionFalse && (c.Reason == ReasonPackageConflict || c.Reason == ReasonTargetsOverlap)
+	return c != nil && c.Status == metav1.ConditionFalse &&
+		(c.Reason == ReasonPackageConflict || c.Reason == ReasonTargetsOverlap || c.Reason == ReasonAPIServiceExclusive)
 }
 
 // first reports whether a comes before b: created earlier, or at the same second with the

@@ -14,6 +14,7 @@ func TestConflict(t *testing.T) {
 		return installation{namespace: ns, name: "sub", pkg: pkg, targets: targets}
 	}
 	all := func(ns, pkg string) installation { return installation{namespace: ns, name: "sub", pkg: pkg} }
+	withAPI := func(i installation, apis ...string) installation { i.apiServices = apis; return i }
 	for _, tc := range []struct {
 		name         string
 		mine, theirs installation
@@ -29,6 +30,14 @@ func TestConflict(t *testing.T) {
 		{"both all", all("a", "p"), all("b", "p"), ReasonTargetsOverlap, []string{"watching all namespaces"}},
 		{"overlap named", inst("a", "p", "a", "shared"), inst("b", "p", "b", "shared"), ReasonTargetsOverlap, []string{"watching b, shared", "would watch shared too"}},
 		{"mine targets their namespace", inst("a", "p", "b"), inst("b", "p", "b"), ReasonTargetsOverlap, []string{"would watch b too"}},
+		{"theirs serves an APIService", inst("a", "p", "a"), withAPI(inst("b", "p", "b"), "v1.metrics.example.com"), ReasonAPIServiceExclusive,
+			[]string{"Subscription b/sub", "serves v1.metrics.example.com through an APIService", "only installation"}},
+		{"mine serves an APIService", withAPI(inst("a", "p", "a"), "v2.metrics.example.com"), inst("b", "p", "b"), ReasonAPIServiceExclusive,
+			[]string{"serves v2.metrics.example.com"}},
+		{"both serve it, named once", withAPI(inst("a", "p", "a"), "v1.m.io"), withAPI(inst("b", "p", "b"), "v1.m.io"), ReasonAPIServiceExclusive,
+			[]string{"serves v1.m.io through"}},
+		{"another package serving one", withAPI(inst("a", "p", "a"), "v1.m.io"), withAPI(inst("b", "q", "b"), "v1.m.io"), "", nil},
+		{"same namespace still says so", withAPI(inst("a", "p", "a"), "v1.m.io"), inst("a", "p", "a"), ReasonPackageConflict, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reason, msg := conflict(tc.mine, tc.theirs)
