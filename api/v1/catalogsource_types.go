@@ -5,7 +5,7 @@ import (
 )
 
 // SourceType is where a catalog's bundles are read from.
-// +kubebuilder:validation:Enum=Directory;HTTP
+// +kubebuilder:validation:Enum=Directory;HTTP;Image
 type SourceType string
 
 const (
@@ -14,13 +14,30 @@ const (
 	SourceDirectory SourceType = "Directory"
 	// SourceHTTP reads a catalog served by `operator-manager catalog serve`.
 	SourceHTTP SourceType = "HTTP"
+	// SourceImage pulls a catalog image: a File-Based Catalog in an OCI image, as
+	// OperatorHub and OLM publish them; its bundles are pulled from their bundle images.
+	SourceImage SourceType = "Image"
 )
+
+// RegistryConfig says how to reach an image registry.
+type RegistryConfig struct {
+	// Insecure allows plain HTTP and a TLS certificate that is not verified. Registries
+	// on loopback are reached over plain HTTP without it.
+	// +optional
+	Insecure bool `json:"insecure,omitempty"`
+	// CABundle is PEM certificates trusted for the registry's TLS, in addition to the
+	// system's roots (a mirror registry with a private CA).
+	// +kubebuilder:validation:MaxLength=65536
+	// +optional
+	CABundle string `json:"caBundle,omitempty"`
+}
 
 // CatalogSourceSpec says where bundles come from.
 // +kubebuilder:validation:XValidation:rule="self.sourceType != 'Directory' || has(self.directory)",message="spec.directory is required when spec.sourceType is Directory"
 // +kubebuilder:validation:XValidation:rule="self.sourceType != 'HTTP' || has(self.url)",message="spec.url is required when spec.sourceType is HTTP"
+// +kubebuilder:validation:XValidation:rule="self.sourceType != 'Image' || has(self.image)",message="spec.image is required when spec.sourceType is Image"
 type CatalogSourceSpec struct {
-	// SourceType is Directory or HTTP.
+	// SourceType is Directory, HTTP or Image.
 	SourceType SourceType `json:"sourceType"`
 
 	// Directory is the catalog root on the manager's filesystem.
@@ -33,6 +50,23 @@ type CatalogSourceSpec struct {
 	// +kubebuilder:validation:Pattern=`^https?://`
 	// +optional
 	URL string `json:"url,omitempty"`
+
+	// Image is the catalog image, by tag (polled by digest at pollInterval) or by digest:
+	// "quay.io/operatorhubio/catalog:latest". Its File-Based Catalog is read from the
+	// directory its operators.operatorframework.io.index.configs.v1 label names.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// PullSecret names a kubernetes.io/dockerconfigjson Secret in the CatalogSource's
+	// namespace with the credentials for the catalog image and its bundle images.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	PullSecret string `json:"pullSecret,omitempty"`
+
+	// Registry says how to reach the registries of the catalog and bundle images.
+	// +optional
+	Registry *RegistryConfig `json:"registry,omitempty"`
 
 	// PollInterval is how often the source is checked for a new digest, as a Go duration
 	// ("30s", "10m", "1h30m"). The API server refuses anything else: a value the manager
@@ -74,6 +108,10 @@ type CatalogSourceStatus struct {
 	// Digest identifies the catalog's content; an unchanged digest means nothing to do.
 	// +optional
 	Digest string `json:"digest,omitempty"`
+	// ResolvedImage is the catalog image the loaded catalog came from, pinned by digest
+	// (name@sha256:...), for an Image source.
+	// +optional
+	ResolvedImage string `json:"resolvedImage,omitempty"`
 	// LastSync is when the source was last read.
 	// +optional
 	LastSync *metav1.Time `json:"lastSync,omitempty"`
@@ -105,6 +143,7 @@ type CatalogSourceStatus struct {
 // +kubebuilder:printcolumn:name="Digest",type=string,JSONPath=`.status.digest`,priority=1
 // +kubebuilder:printcolumn:name="Source",type=string,JSONPath=`.spec.directory`,priority=1
 // +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.spec.url`,priority=1
+// +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.status.resolvedImage`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type CatalogSource struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -42,8 +42,8 @@ func (c *Cache) Put(digest string, files []catalog.File) error {
 	if err != nil {
 		return err
 	}
-	if got := catalog.DigestFiles(files); got != digest {
-		return fmt.Errorf("caching bundle %s: its files have digest %s", digest, got)
+	if err := catalog.VerifyFiles(files, digest); err != nil {
+		return fmt.Errorf("caching bundle %s: %w", digest, err)
 	}
 	if _, err := os.Stat(p); err == nil {
 		return nil // content-addressed: already there means already right
@@ -86,8 +86,8 @@ func (c *Cache) Get(digest string) ([]catalog.File, error) {
 	if err := json.Unmarshal(data, &e); err != nil {
 		return nil, fmt.Errorf("reading cached bundle %s: %w", p, err)
 	}
-	if got := catalog.DigestFiles(e.Files); got != digest {
-		return nil, fmt.Errorf("cached bundle %s is corrupt: its files have digest %s", p, got)
+	if err := catalog.VerifyFiles(e.Files, digest); err != nil {
+		return nil, fmt.Errorf("cached bundle %s is corrupt: %w", p, err)
 	}
 	return e.Files, nil
 }

@@ -10,13 +10,15 @@ import (
 
 	"github.com/blang/semver/v4"
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
+	"github.com/operator-manager/operator-manager/internal/ociparts"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 )
 
 // ErrDigestMismatch is wrapped when a bundle's files no longer match the digest recorded
 // at load: the catalog changed on disk and must be reloaded.
-var ErrDigestMismatch = errors.New("bundle content does not match its digest")
+// It is the same error as a pulled image's parts not matching theirs.
+var ErrDigestMismatch = ociparts.ErrDigestMismatch
 
 // ErrNoContent is wrapped when a File-Based Catalog bundle carries no manifests of its
 // own (only an image reference, which this package does not pull).
@@ -42,8 +44,8 @@ func (c *Catalog) Files(b *Bundle) ([]File, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading bundle %s: %w", b.Ref(), err)
 		}
-		if got := DigestFiles(files); got != b.Digest {
-			return nil, fmt.Errorf("reading bundle %s: %w (index %s, got %s)", b.Ref(), ErrDigestMismatch, b.Digest, got)
+		if err := VerifyFiles(files, b.Digest); err != nil {
+			return nil, fmt.Errorf("reading bundle %s: %w", b.Ref(), err)
 		}
 		return files, nil
 	}
@@ -64,6 +66,25 @@ func (c *Catalog) Files(b *Bundle) ([]File, error) {
 	}
 	if got := DigestFiles(files); got != b.Digest {
 		return nil, fmt.Errorf("reading bundle %s from %s: %w (loaded %s, now %s)", b.Ref(), b.RelPath, ErrDigestMismatch, b.Digest, got)
+	}
+	if b.imageOnly() {
+		return c.pullImage(b, files)
+	}
+	return files, nil
+}
+
+// pullImage adds the parts of an image-only bundle's image to its entry's files.
+func (c *Catalog) pullImage(b *Bundle, entry []File) ([]File, error) {
+	if c.images == nil {
+		return nil, fmt.Errorf("reading bundle %s: %w: its manifests are only in the image %q, and %v", b.Ref(), ErrNoContent, b.Image, errNoImageSource)
+	}
+	parts, err := c.images.Pull(b.Image)
+	if err != nil {
+		return nil, fmt.Errorf("reading bundle %s: pulling %s: %w", b.Ref(), b.Image, err)
+	}
+	files := append(slices.Clone(entry), imageFiles(parts)...)
+	if err := VerifyFiles(files, b.Digest); err != nil {
+		return nil, fmt.Errorf("reading bundle %s: %w", b.Ref(), err)
 	}
 	return files, nil
 }
@@ -98,8 +119,8 @@ func (c *Catalog) fbcFiles(r *fsReader, b *Bundle) ([]File, error) {
 
 // Content reads a bundle back (see Files), checks its digest and parses its manifests.
 func (c *Catalog) Content(b *Bundle) (*BundleContent, error) {
-	if b.Layout == LayoutFBC && !slices.ContainsFunc(b.Files, func(f string) bool { return f != fbcBlobFile }) {
-		return nil, fmt.Errorf("reading bundle %s: %w: the catalog entry has no olm.bundle.object, its manifests are only in the image %q", b.Ref(), ErrNoContent, b.Image)
+	if c.files == nil && b.imageOnly() && c.images == nil {
+		return nil, fmt.Errorf("reading bundle %s: %w: the catalog entry has no olm.bundle.object, its manifests are only in the image %q, and %v", b.Ref(), ErrNoContent, b.Image, errNoImageSource)
 	}
 	files, err := c.Files(b)
 	if err != nil {
@@ -129,7 +150,11 @@ func ContentFromFiles(files []File) (*BundleContent, error) {
 	parsing <- struct{}{}
 	defer func() { <-parsing }()
 	bc := &BundleContent{Files: files}
-	if err := eachManifest(files, bc.add); err != nil {
+	manifests, err := bundleManifests(files)
+	if err != nil {
+		return nil, err
+	}
+	if err := eachManifest(manifests, bc.add); err != nil {
 		return nil, err
 	}
 	if bc.CSV == nil {
@@ -147,7 +172,11 @@ var parsing = make(chan struct{}, 2)
 // top-level kind and skipped unparsed.
 func ObjectsFromFiles(files []File) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
-	err := eachManifest(files, func(file string, doc document) error {
+	manifests, err := bundleManifests(files)
+	if err != nil {
+		return nil, err
+	}
+	err = eachManifest(manifests, func(file string, doc document) error {
 		if k := sniffKind(doc.data); k == csvKind || k == crdKind {
 			return nil
 		}
@@ -161,6 +190,21 @@ func ObjectsFromFiles(files []File) ([]*unstructured.Unstructured, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// bundleManifests returns the files whose documents are the bundle's manifests: the files
+// themselves, or for a pulled bundle image those its layers hold (not any
+// olm.bundle.object the catalog entry also carries for display).
+func bundleManifests(files []File) ([]File, error) {
+	_, parts, err := splitImage(files)
+	if err != nil || parts == nil {
+		return files, err
+	}
+	manifests, err := imageManifests(parts)
+	if err != nil {
+		return nil, fmt.Errorf("bundle image: %w", err)
+	}
+	return manifests, nil
 }
 
 // eachManifest calls fn on every document of the bundle's manifests: metadata/ and the

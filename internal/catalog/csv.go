@@ -115,6 +115,10 @@ func applyCSV(b *Bundle, csv *v1alpha1.ClusterServiceVersion) error {
 	b.Skips = csv.Spec.Skips
 	b.MinKubeVersion = strings.TrimSpace(csv.Spec.MinKubeVersion)
 	b.InstallModes = csv.Spec.InstallModes
+	b.setAPIServices(csv.Spec.APIServiceDefinitions)
+	for _, ri := range csv.Spec.RelatedImages {
+		b.addRelatedImages([]RelatedImage{{Name: ri.Name, Image: ri.Image}})
+	}
 	if sr := csv.Annotations[skipRangeAnnotation]; strings.TrimSpace(sr) != "" {
 		r, err := ParseVersionRange(sr)
 		if err != nil {

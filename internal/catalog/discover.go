@@ -52,6 +52,8 @@ func discover(r *fsReader) (*plan, error) {
 		case strings.HasPrefix(name, "."):
 		case e.Type()&fs.ModeSymlink != 0:
 			p.reject(name, r.symlinkReason(name))
+		case e.IsDir() && name == ImagesDir && r.isFile(path.Join(name, "oci-layout")):
+			// A mirrored catalog's bundle images (an OCI layout), read on demand.
 		case e.IsDir():
 			p.discoverPackage(r, name)
 		case e.Type().IsRegular() && isManifestFile(name) && isFBCFile(r, name):

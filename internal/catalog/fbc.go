@@ -32,13 +32,14 @@ const (
 // fbcBlob is one document of a File-Based Catalog. Only the fields of the three olm
 // schemas the loader uses are decoded; other schemas are allowed and ignored, as in opm.
 type fbcBlob struct {
-	Schema         string        `json:"schema"`
-	Name           string        `json:"name"`
-	Package        string        `json:"package"`
-	DefaultChannel string        `json:"defaultChannel"`
-	Image          string        `json:"image"`
-	Entries        []fbcEntry    `json:"entries"`
-	Properties     []fbcProperty `json:"properties"`
+	Schema         string         `json:"schema"`
+	Name           string         `json:"name"`
+	Package        string         `json:"package"`
+	DefaultChannel string         `json:"defaultChannel"`
+	Image          string         `json:"image"`
+	Entries        []fbcEntry     `json:"entries"`
+	Properties     []fbcProperty  `json:"properties"`
+	RelatedImages  []RelatedImage `json:"relatedImages"`
 
 	// raw is the blob as canonical JSON (sorted keys), the same whether the file was
 	// YAML or JSON, so a bundle's digest does not depend on the catalog's encoding.
@@ -126,10 +127,22 @@ type fbcObject struct {
 
 // csvMetadata is the part of operator-registry's olm.csv.metadata property the index uses.
 type csvMetadata struct {
-	Annotations               map[string]string                  `json:"annotations"`
-	MinKubeVersion            string                             `json:"minKubeVersion"`
-	InstallModes              []v1alpha1.InstallMode             `json:"installModes"`
+	Annotations    map[string]string      `json:"annotations"`
+	MinKubeVersion string                 `json:"minKubeVersion"`
+	InstallModes   []v1alpha1.InstallMode `json:"installModes"`
+	// crdDescriptions and apiServiceDefinitions are opm's names; the CSV's own
+	// customresourcedefinitions is read too, as catalogs written by hand use it.
+	CRDDescriptions           v1alpha1.CustomResourceDefinitions `json:"crdDescriptions"`
 	CustomResourceDefinitions v1alpha1.CustomResourceDefinitions `json:"customresourcedefinitions"`
+	APIServiceDefinitions     v1alpha1.APIServiceDefinitions     `json:"apiServiceDefinitions"`
+}
+
+// crds returns the CRD descriptions, by opm's name or the CSV's.
+func (m *csvMetadata) crds() v1alpha1.CustomResourceDefinitions {
+	if len(m.CRDDescriptions.Owned)+len(m.CRDDescriptions.Required) > 0 {
+		return m.CRDDescriptions
+	}
+	return m.CustomResourceDefinitions
 }
 
 // fbcBundle is an olm.bundle turned into a Bundle, with the objects still to be read.
@@ -144,6 +157,7 @@ type fbcBundle struct {
 func bundleFromFBC(file string, blob fbcBlob) (*fbcBundle, error) {
 	b := &Bundle{Package: blob.Package, CSVName: blob.Name, Image: blob.Image, Layout: LayoutFBC, RelPath: file}
 	fb := &fbcBundle{bundle: b}
+	b.addRelatedImages(blob.RelatedImages)
 	var haveVersion bool
 	for i, p := range blob.Properties {
 		field := fmt.Sprintf("properties[%d] (%s)", i, p.Type)
@@ -236,16 +250,17 @@ func (fb *fbcBundle) applyProperty(file string, p fbcProperty, haveVersion *bool
 func applyCSVMetadata(b *Bundle, m *csvMetadata) {
 	b.MinKubeVersion = strings.TrimSpace(m.MinKubeVersion)
 	b.InstallModes = m.InstallModes
+	b.setAPIServices(m.APIServiceDefinitions)
 	if sr := m.Annotations[skipRangeAnnotation]; sr != "" {
 		if r, err := ParseVersionRange(sr); err == nil {
 			b.SkipRange = r
 		}
 	}
-	if refs, err := crdRefs("required", m.CustomResourceDefinitions.Required); err == nil {
+	if refs, err := crdRefs("required", m.crds().Required); err == nil {
 		b.RequiredCRDs = refs
 	}
 	// olm.gvk carries no plural; fill it from the owned CRD descriptions.
-	if refs, err := crdRefs("owned", m.CustomResourceDefinitions.Owned); err == nil {
+	if refs, err := crdRefs("owned", m.crds().Owned); err == nil {
 		for i := range b.OwnedCRDs {
 			for _, r := range refs {
 				if r.GVK() == b.OwnedCRDs[i].GVK() {

@@ -121,7 +121,7 @@ func TestFromIndexFilesCheckDigest(t *testing.T) {
 	}{
 		{"source fails", func(*Bundle) ([]File, error) { return nil, fail }, "reading bundle flatpkg/flatpkg.v0.1.0: server down", fail},
 		{"wrong bytes", func(*Bundle) ([]File, error) { return []File{{Name: "csv.yaml", Data: []byte("kind: x")}}, nil },
-			"reading bundle flatpkg/flatpkg.v0.1.0: bundle content does not match its digest", ErrDigestMismatch},
+			"reading bundle flatpkg/flatpkg.v0.1.0: its files have digest", ErrDigestMismatch},
 		{"another bundle", func(*Bundle) ([]File, error) { return dir.Files(dir.BundleByCSV("flatpkg.v0.2.0")) },
 			"does not match its digest", ErrDigestMismatch},
 	}

@@ -111,3 +111,9 @@ func isManifestFile(name string) bool {
 	}
 	return false
 }
+
+// isFile reports whether name is a regular file (not a symlink).
+func (r *fsReader) isFile(name string) bool {
+	st, err := r.root.Lstat(name)
+	return err == nil && st.Mode().IsRegular()
+}

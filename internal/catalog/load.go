@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/operator-manager/operator-manager/internal/ociparts"
 )
 
 // Options tune loading. The zero value is ready to use.
@@ -16,6 +19,24 @@ type Options struct {
 	MaxFileSize int64
 	// Workers bounds the goroutines reading bundles. Zero means GOMAXPROCS.
 	Workers int
+	// Images pulls the bundle images of File-Based Catalog bundles whose manifests are
+	// only in their image. Nil means the catalog root's images/ OCI layout when it has
+	// one (a mirrored catalog), else such bundles have no content (ErrNoContent).
+	Images ociparts.Source
+}
+
+// same reports whether two Options load alike. Images are the same source only when
+// they are one comparable value (a pointer, or a Layout of the same directory): a value
+// holding slices cannot be compared, and is taken for a different source.
+func (o Options) same(p Options) bool {
+	if o.MaxFileSize != p.MaxFileSize || o.Workers != p.Workers {
+		return false
+	}
+	if o.Images == nil || p.Images == nil {
+		return o.Images == nil && p.Images == nil
+	}
+	ta, tb := reflect.TypeOf(o.Images), reflect.TypeOf(p.Images)
+	return ta == tb && ta.Comparable() && o.Images == p.Images
 }
 
 func (o Options) withDefaults() Options {
@@ -47,7 +68,9 @@ type Catalog struct {
 	opts        Options
 	fingerprint string
 	// files reads a bundle's files for a catalog built by FromIndex; nil for a directory.
-	files     func(*Bundle) ([]File, error)
+	files func(*Bundle) ([]File, error)
+	// images pulls the images of image-only bundles; nil when the catalog has no source.
+	images    ociparts.Source
 	packages  []*Package
 	pkgByName map[string]*Package
 	bundles   []*Bundle
@@ -95,6 +118,10 @@ func Load(dir string, opts Options) (*Catalog, error) {
 	})
 	cat := assemble(p, bundleDirs, bundleResults, fbcResults)
 	cat.Root, cat.opts, cat.fingerprint = abs, opts, fp
+	cat.images = opts.Images
+	if cat.images == nil && ociparts.IsLayout(filepath.Join(abs, ImagesDir)) {
+		cat.images = ociparts.Layout{Dir: filepath.Join(abs, ImagesDir)}
+	}
 	return cat, nil
 }
 

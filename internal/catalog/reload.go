@@ -59,7 +59,7 @@ func fingerprint(r *fsReader) (string, error) {
 // certain calls Load and compares Digest.
 func LoadIfChanged(dir string, previous *Catalog, opts Options) (cat *Catalog, changed bool, err error) {
 	opts = opts.withDefaults()
-	if previous == nil || previous.opts != opts {
+	if previous == nil || !previous.opts.same(opts) {
 		cat, err = Load(dir, opts)
 		return cat, true, err
 	}

@@ -3,6 +3,7 @@ package catalog
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/blang/semver/v4"
@@ -149,9 +150,17 @@ type Bundle struct {
 	InstallModes   []v1alpha1.InstallMode `json:"installModes,omitempty"`
 	OwnedCRDs      []CRDRef               `json:"ownedCRDs,omitempty"`
 	RequiredCRDs   []CRDRef               `json:"requiredCRDs,omitempty"`
-	Dependencies   []Dependency           `json:"dependencies,omitempty"`
+	// OwnedAPIServices are the APIServices the operator serves ("<version>.<group>", from
+	// spec.apiservicedefinitions.owned): cluster-scoped, one per cluster, so an
+	// installation of the package owning them is the only one.
+	OwnedAPIServices []string     `json:"ownedAPIServices,omitempty"`
+	Dependencies     []Dependency `json:"dependencies,omitempty"`
 	// Image is the bundle image of a File-Based Catalog entry, if any.
 	Image string `json:"image,omitempty"`
+	// RelatedImages are the images the operator runs or deploys, as the catalog entry or
+	// the CSV's spec.relatedImages list them: what a mirror for a disconnected cluster
+	// must carry.
+	RelatedImages []RelatedImage `json:"relatedImages,omitempty"`
 	// Layout is the layout of the package the bundle belongs to.
 	Layout Layout `json:"layout"`
 	// RelPath is the bundle's directory relative to the catalog root, with forward
@@ -163,6 +172,33 @@ type Bundle struct {
 	Files []string `json:"files"`
 	// Digest is "sha256:<hex>" over Files and their bytes; see DigestFiles.
 	Digest string `json:"digest"`
+}
+
+// RelatedImage is one image a bundle uses.
+type RelatedImage struct {
+	Name  string `json:"name,omitempty"`
+	Image string `json:"image"`
+}
+
+// setAPIServices records the APIServices a CSV's spec.apiservicedefinitions.owned serves.
+func (b *Bundle) setAPIServices(defs v1alpha1.APIServiceDefinitions) {
+	b.OwnedAPIServices = nil
+	for _, d := range defs.Owned {
+		name := d.Version + "." + d.Group
+		if d.Group != "" && d.Version != "" && !slices.Contains(b.OwnedAPIServices, name) {
+			b.OwnedAPIServices = append(b.OwnedAPIServices, name)
+		}
+	}
+}
+
+// addRelatedImages adds images not listed yet.
+func (b *Bundle) addRelatedImages(imgs []RelatedImage) {
+	for _, ri := range imgs {
+		if ri.Image == "" || slices.ContainsFunc(b.RelatedImages, func(x RelatedImage) bool { return x.Image == ri.Image }) {
+			continue
+		}
+		b.RelatedImages = append(b.RelatedImages, ri)
+	}
 }
 
 // Ref returns a short human name for the bundle, for messages.

@@ -19,6 +19,8 @@ import (
 	"github.com/operator-manager/operator-manager/internal/catalog"
 	"github.com/operator-manager/operator-manager/internal/catalog/remote"
 	"github.com/operator-manager/operator-manager/internal/controller/catalogsource"
+	"github.com/operator-manager/operator-manager/internal/ociparts"
+	"github.com/operator-manager/operator-manager/internal/registry"
 )
 
 func newCatalogCmd() *cobra.Command {
@@ -32,7 +34,7 @@ bundles (manifests/ and metadata/), and File-Based Catalogs.
 "catalog serve DIR" serves a directory over HTTP for HTTP CatalogSources; list, search,
 show and validate read such a served catalog with --url URL in place of DIR.`,
 	}
-	cmd.AddCommand(newCatalogListCmd(), newCatalogSearchCmd(), newCatalogShowCmd(), newCatalogValidateCmd(), newCatalogServeCmd())
+	cmd.AddCommand(newCatalogListCmd(), newCatalogSearchCmd(), newCatalogShowCmd(), newCatalogValidateCmd(), newCatalogServeCmd(), newCatalogPushCmd(), newCatalogMirrorCmd())
 	return cmd
 }
 
@@ -47,22 +49,68 @@ func loadCatalog(dir string) (*catalog.Catalog, error) {
 // remoteTimeout bounds each request the inspecting verbs make to a catalog server.
 const remoteTimeout = time.Minute
 
-// catalogSource is where an inspecting verb reads its catalog: the DIR argument, or the
-// catalog served at --url, which then takes DIR's place.
-type catalogSource struct{ url string }
+// catalogSource is where an inspecting verb reads its catalog: the DIR argument, the
+// catalog served at --url, or the catalog image --image; either flag takes DIR's place.
+type catalogSource struct {
+	url, image string
+	registry   registryFlags
+}
 
-// bind adds --url and makes the verb take n arguments with DIR, n-1 with --url.
+// bind adds --url and --image and makes the verb take n arguments with DIR, n-1 with
+// either flag.
 func (s *catalogSource) bind(cmd *cobra.Command, n int) {
 	cmd.Flags().StringVar(&s.url, "url", "", "read the catalog served at this URL (by `operator-manager catalog serve`) instead of DIR")
+	cmd.Flags().StringVar(&s.image, "image", "", "read the catalog image REF (a File-Based Catalog image, by tag or digest) instead of DIR; bundles are pulled from their images")
+	s.registry.bind(cmd)
+	cmd.MarkFlagsMutuallyExclusive("url", "image")
 	cmd.Args = func(cmd *cobra.Command, args []string) error {
-		if s.url != "" {
+		if s.url != "" || s.image != "" {
 			if len(args) != n-1 {
-				return fmt.Errorf("accepts %d arg(s) with --url, which takes the place of DIR, received %d", n-1, len(args))
+				return fmt.Errorf("accepts %d arg(s) with --url or --image, which take the place of DIR, received %d", n-1, len(args))
 			}
 			return nil
 		}
 		return cobra.ExactArgs(n)(cmd, args)
 	}
+}
+
+// registryFlags are how the CLI reaches a registry: the person's own credentials
+// (~/.docker/config.json, as docker and crane read them), and --insecure / --ca-file.
+type registryFlags struct {
+	insecure bool
+	caFile   string
+}
+
+func (f *registryFlags) bind(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&f.insecure, "insecure", false, "allow plain HTTP and unverified TLS to the registry (loopback registries need no flag)")
+	cmd.Flags().StringVar(&f.caFile, "ca-file", "", "PEM file of certificates to trust for the registry's TLS")
+}
+
+func (f *registryFlags) options() (registry.Options, error) {
+	o := registry.Options{Insecure: f.insecure, DefaultKeychain: true, UserAgent: "operator-manager"}
+	if f.caFile != "" {
+		data, err := os.ReadFile(f.caFile)
+		if err != nil {
+			return o, fmt.Errorf("--ca-file: %w", err)
+		}
+		o.CABundle = data
+	}
+	return o, nil
+}
+
+// loadImage pulls a catalog image into the local cache and loads it, its bundles pulled
+// from their images when read.
+func (s *catalogSource) loadImage(ctx context.Context) (*catalog.Catalog, error) {
+	o, err := s.registry.options()
+	if err != nil {
+		return nil, err
+	}
+	ci, err := registry.PullCatalog(ctx, s.image, o, filepath.Join(defaultCacheDir(), catalogsource.ImageCatalogsSubdir))
+	if err != nil {
+		return nil, err
+	}
+	return catalog.Load(ci.Dir, catalog.Options{Images: &registry.Bundles{Options: o,
+		Cache: ociparts.Layout{Dir: filepath.Join(defaultCacheDir(), catalogsource.BundleImagesSubdir)}}})
 }
 
 // client returns a client of the --url server keeping bundles in cacheDir.
@@ -72,6 +120,10 @@ func (s *catalogSource) client(cacheDir string) *remote.Client {
 
 // load returns the catalog, the name to show for it, and the arguments after DIR.
 func (s *catalogSource) load(ctx context.Context, args []string) (*catalog.Catalog, string, []string, error) {
+	if s.image != "" {
+		cat, err := s.loadImage(ctx)
+		return cat, s.image, args, err
+	}
 	if s.url == "" {
 		cat, err := loadCatalog(args[0])
 		return cat, args[0], args[1:], err
@@ -84,6 +136,9 @@ func (s *catalogSource) load(ctx context.Context, args []string) (*catalog.Catal
 // loadWithBundles returns the catalog for a verb that reads bundles too: those of a
 // served catalog are fetched into the local cache, as the manager keeps them.
 func (s *catalogSource) loadWithBundles(ctx context.Context, args []string) (*catalog.Catalog, error) {
+	if s.image != "" {
+		return s.loadImage(ctx)
+	}
 	if s.url == "" {
 		return loadCatalog(args[0])
 	}
@@ -119,7 +174,7 @@ func newCatalogListCmd() *cobra.Command {
 	out := &output{}
 	src := &catalogSource{}
 	cmd := &cobra.Command{
-		Use:   "list DIR | list --url URL",
+		Use:   "list DIR | list --url URL | list --image REF",
 		Short: "List the packages of a catalog",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cat, _, _, err := src.load(cmd.Context(), args)
@@ -163,7 +218,7 @@ func newCatalogSearchCmd() *cobra.Command {
 	src := &catalogSource{}
 	var all bool
 	cmd := &cobra.Command{
-		Use:   "search DIR TERM | search --url URL TERM",
+		Use:   "search DIR TERM | search --url URL TERM | search --image REF TERM",
 		Short: "Find packages by name, CSV name, or the kinds and groups of the CRDs they provide",
 		Long: `search matches TERM (case-insensitive, a substring) against package names, CSV names
 and the group and kind of each owned CRD. It shows the newest matching version of each
@@ -231,7 +286,7 @@ func newCatalogShowCmd() *cobra.Command {
 	out := &output{}
 	src := &catalogSource{}
 	cmd := &cobra.Command{
-		Use:   "show DIR PACKAGE | show --url URL PACKAGE",
+		Use:   "show DIR PACKAGE | show --url URL PACKAGE | show --image REF PACKAGE",
 		Short: "Show a package: channels, heads, upgrade edges and versions",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cat, name, rest, err := src.load(cmd.Context(), args)
@@ -279,6 +334,33 @@ func showTable(w io.Writer, p *catalog.Package) {
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", c.Name, e.Name, version, head, strings.Join(from[e.Name], ", "))
 		}
 	}
+	imagesTable(w, p)
+}
+
+// imagesTable lists each bundle's image and the images it uses (spec.relatedImages, or
+// the catalog entry's relatedImages): what a mirror for a disconnected cluster carries.
+func imagesTable(w io.Writer, p *catalog.Package) {
+	if !slices.ContainsFunc(p.Bundles, func(b *catalog.Bundle) bool { return b.Image != "" || len(b.RelatedImages) > 0 }) {
+		return
+	}
+	fmt.Fprintln(w, "\nCSV\tBUNDLE IMAGE\tRELATED IMAGE\tNAME")
+	for i := len(p.Bundles) - 1; i >= 0; i-- {
+		b := p.Bundles[i]
+		bundleImage := b.Image
+		if bundleImage == "" {
+			bundleImage = "-"
+		}
+		if len(b.RelatedImages) == 0 {
+			fmt.Fprintf(w, "%s\t%s\t-\t\n", b.CSVName, bundleImage)
+		}
+		for j, ri := range b.RelatedImages {
+			csv := b.CSVName
+			if j > 0 {
+				csv, bundleImage = "", ""
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", csv, bundleImage, ri.Image, ri.Name)
+		}
+	}
 }
 
 // validation is `catalog validate -o json`'s document, for catalog pipelines.
@@ -295,12 +377,13 @@ func newCatalogValidateCmd() *cobra.Command {
 	out := &output{}
 	src := &catalogSource{}
 	cmd := &cobra.Command{
-		Use:   "validate DIR | validate --url URL",
+		Use:   "validate DIR | validate --url URL | validate --image REF",
 		Short: "Load every bundle of a catalog, print each rejected one with its reason, and fail if any is",
 		Long: `validate loads every bundle of a catalog directory, prints each rejected one with its
 reason, and fails if any is. With --url it checks a served catalog: what the server
 rejected when it loaded its directory, and every served bundle, downloaded, checked
-against its digest and parsed.`,
+against its digest and parsed. With --image it checks a catalog image: every bundle image
+is pulled, checked from its digest down to each layer, and parsed.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var v validation
 			if src.url != "" {
@@ -308,6 +391,12 @@ against its digest and parsed.`,
 				if v, err = validateRemote(cmd.Context(), src); err != nil {
 					return err
 				}
+			} else if src.image != "" {
+				cat, err := src.loadImage(cmd.Context())
+				if err != nil {
+					return err
+				}
+				v = validateContents(cat, cat.Rejections)
 			} else {
 				cat, err := loadCatalog(args[0])
 				if err != nil {
@@ -357,7 +446,13 @@ func validateRemote(ctx context.Context, src *catalogSource) (validation, error)
 	if err != nil {
 		return validation{}, err
 	}
-	v := validation{Rejected: slices.Clone(idx.Rejections)}
+	return validateContents(cat, idx.Rejections), nil
+}
+
+// validateContents reads every bundle's manifests (fetching or pulling them), checked
+// against its digest and parsed.
+func validateContents(cat *catalog.Catalog, rejected []catalog.Rejection) validation {
+	v := validation{Rejected: slices.Clone(rejected)}
 	for _, b := range cat.Bundles() {
 		if _, err := cat.Content(b); err != nil && !errors.Is(err, catalog.ErrNoContent) {
 			v.Rejected = append(v.Rejected, catalog.Rejection{Path: b.RelPath, Reason: err.Error()})
@@ -365,5 +460,5 @@ func validateRemote(ctx context.Context, src *catalogSource) (validation, error)
 		}
 		v.Loaded++
 	}
-	return v, nil
+	return v
 }

@@ -50,7 +50,7 @@ func newDiffCmd(g *globals) *cobra.Command {
 	src := &catalogSource{}
 	var csv, version string
 	cmd := &cobra.Command{
-		Use:   "diff NAME DIR | diff NAME --url URL",
+		Use:   "diff NAME DIR | diff NAME --url URL | diff NAME --image REF",
 		Short: "Show what an upgrade would change (CRDs, RBAC, Deployments, every object) before it is made",
 		Long: `diff renders the installation NAME at the version it runs and at a target version, as
 the manager would apply them, and shows each object added, removed or changed, with a

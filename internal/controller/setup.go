@@ -46,7 +46,7 @@ func setup(mgr ctrl.Manager, o manager.Options) error {
 	rec := mgr.GetEventRecorder(EventSource)
 	c := mgr.GetClient()
 	w := o.Workers
-	if err := (&catalogsource.Reconciler{Client: c, Recorder: rec, Store: store, AllowedDirs: o.CatalogDirs, CacheDir: o.CacheDir}).SetupWithManager(mgr); err != nil {
+	if err := (&catalogsource.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: rec, Store: store, AllowedDirs: o.CatalogDirs, CacheDir: o.CacheDir}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	defaultCatalog := types.NamespacedName{Namespace: o.Namespace, Name: catalogsource.DefaultName}

@@ -237,8 +237,8 @@ func readBundle(entry string, data []byte) (string, []catalog.File, error) {
 	for _, f := range b.Files {
 		files = append(files, catalog.File{Name: f.Name, Data: f.Data})
 	}
-	if got := catalog.DigestFiles(files); got != digest {
-		return "", nil, fmt.Errorf("entry %q: its files have digest %s: the archive is damaged or was altered", entry, got)
+	if err := catalog.VerifyFiles(files, digest); err != nil {
+		return "", nil, fmt.Errorf("entry %q: %w: the archive is damaged or was altered", entry, err)
 	}
 	return digest, files, nil
 }

@@ -75,8 +75,8 @@ func decode(digest string, payload []byte) ([]catalog.File, error) {
 	for i, f := range sb.Files {
 		files[i] = catalog.File{Name: f.Name, Data: f.Data}
 	}
-	if got := catalog.DigestFiles(files); got != digest {
-		return nil, fmt.Errorf("its files have digest %s", got)
+	if err := catalog.VerifyFiles(files, digest); err != nil {
+		return nil, err
 	}
 	return files, nil
 }

@@ -61,8 +61,8 @@ func (s *Store) Save(ctx context.Context, owner *omv1.Blueprint, digest string, 
 	if !catalog.ValidDigest(digest) {
 		return fmt.Errorf("storing bundle: invalid digest %q", digest)
 	}
-	if got := catalog.DigestFiles(files); got != digest {
-		return fmt.Errorf("storing bundle %s: its files have digest %s", digest, got)
+	if err := catalog.VerifyFiles(files, digest); err != nil {
+		return fmt.Errorf("storing bundle %s: %w", digest, err)
 	}
 	if owner.UID == "" {
 		return fmt.Errorf("storing bundle %s: Blueprint %s/%s has no UID to own it", digest, owner.Namespace, owner.Name)

@@ -158,8 +158,8 @@ func verify(data []byte, digest string) ([]catalog.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if got := catalog.DigestFiles(files); got != digest {
-		return nil, fmt.Errorf("%w: content has digest %s, want %s", catalog.ErrDigestMismatch, got, digest)
+	if err := catalog.VerifyFiles(files, digest); err != nil {
+		return nil, err
 	}
 	return files, nil
 }

@@ -194,7 +194,7 @@ func (r *Reconciler) content(ctx context.Context, s *scope) (*catalog.BundleCont
 	} else if err != nil {
 		return nil, err
 	}
-	digest := catalog.DigestFiles(files)
+	digest := catalog.BundleDigest(files)
 	if w.BundleDigest != "" && digest != w.BundleDigest {
 		r.fail(s, ReasonBundleUnavailable, fmt.Sprintf("the bundle found for %s has digest %s, not %s", w.CSVName, digest, w.BundleDigest))
 		return nil, nil

@@ -52,13 +52,25 @@ type Reconciler struct {
 	CacheDir string
 	// HTTPClient reaches HTTP sources; nil means a client with a one-minute timeout.
 	HTTPClient *http.Client
+	// APIReader reads pull secrets from the API server; nil means Client. The manager
+	// caches no Secrets.
+	APIReader client.Reader
 
 	remotes httpSources
+	images  imageSources
+}
+
+func (r *Reconciler) reader() client.Reader {
+	if r.APIReader != nil {
+		return r.APIReader
+	}
+	return r.Client
 }
 
 // +kubebuilder:rbac:groups=operators.coreos.com.operator-manager.domain,resources=catalogsources,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups=operators.coreos.com.operator-manager.domain,resources=catalogsources/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
@@ -161,19 +173,34 @@ func setLoadedStatus(st *omv1.CatalogSourceStatus, cat *catalog.Catalog) {
 func (r *Reconciler) forget(key types.NamespacedName) {
 	r.Store.delete(key)
 	r.remotes.forget(key)
+	r.images.forget(key)
 	metrics.CatalogBundles.DeleteLabelValues(key.Namespace, key.Name)
 }
 
 // source names where a CatalogSource reads from, for logs.
 func source(cs *omv1.CatalogSource) string {
-	if cs.Spec.SourceType == omv1.SourceHTTP {
+	switch cs.Spec.SourceType {
+	case omv1.SourceHTTP:
 		return cs.Spec.URL
+	case omv1.SourceImage:
+		return cs.Spec.Image
 	}
 	return cs.Spec.Directory
 }
 
 func (r *Reconciler) load(ctx context.Context, key types.NamespacedName, cs *omv1.CatalogSource, prev *catalog.Catalog) (*catalog.Catalog, bool, error) {
+	if cs.Spec.SourceType != omv1.SourceImage {
+		r.images.forget(key)
+		cs.Status.ResolvedImage = ""
+	}
 	switch cs.Spec.SourceType {
+	case omv1.SourceImage:
+		r.remotes.forget(key)
+		cat, resolved, changed, err := r.loadImage(ctx, key, cs, prev)
+		if err == nil {
+			cs.Status.ResolvedImage = resolved
+		}
+		return cat, changed, err
 	case omv1.SourceHTTP:
 		if cs.Spec.URL == "" {
 			return nil, false, errors.New("spec.url is required when spec.sourceType is HTTP")
