@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	"github.com/operator-manager/operator-manager/internal/controller/blueprint"
 	"github.com/operator-manager/operator-manager/internal/revisionstore"
 )
 
@@ -113,15 +114,12 @@ it to move on again.`,
 				return err
 			}
 			ns := bp.Namespace
-			target, err := rollbackTarget(bp, to)
+			target, err := blueprint.RollbackTarget(bp, to)
 			if err != nil {
 				return err
 			}
 			patch := client.MergeFrom(bp.DeepCopy())
-			bp.Spec.OldVersion = bp.Status.CurrentCSV
-			bp.Spec.ClusterServiceVersionName, bp.Spec.Version, bp.Spec.BundleDigest = target.CSVName, target.Version, target.BundleDigest
-			bp.Spec.Generation++
-			bp.Spec.Approved = true // a person asked for it: no further approval
+			blueprint.SetRollback(bp, target)
 			if err := c.Patch(ctx, bp, patch); err != nil {
 				return err
 			}
@@ -138,33 +136,6 @@ it to move on again.`,
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait until the older version runs, printing progress")
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "how long --wait waits")
 	return cmd
-}
-
-// rollbackTarget picks the revision to return to: the one asked for (which must have
-// succeeded once, so its bundle is known good and cached), or the newest good revision
-// of another CSV than the Blueprint's target.
-func rollbackTarget(bp *omv1.Blueprint, to int64) (*omv1.Revision, error) {
-	for i := len(bp.Status.History) - 1; i >= 0; i-- {
-		h := &bp.Status.History[i]
-		switch {
-		case to != 0 && h.Revision == to:
-			if h.Outcome != omv1.OutcomeSucceeded {
-				return nil, fmt.Errorf("revision %d (%s) never succeeded (outcome %s): pick a revision that ran, see `operator-manager history %s`", to, h.CSVName, h.Outcome, bp.Name)
-			}
-			if h.CSVName == bp.Spec.ClusterServiceVersionName {
-				return nil, fmt.Errorf("revision %d is %s, which is already the target", to, h.CSVName)
-			}
-			return h, nil
-		// The default is the newest good revision other than the target: after a failed
-		// upgrade that was not rolled back, that is the version still running.
-		case to == 0 && h.Outcome == omv1.OutcomeSucceeded && h.CSVName != bp.Spec.ClusterServiceVersionName:
-			return h, nil
-		}
-	}
-	if to != 0 {
-		return nil, fmt.Errorf("no revision %d in the history of %s (pruned, or never made); see `operator-manager history %s`", to, bp.Name, bp.Name)
-	}
-	return nil, fmt.Errorf("%s has no earlier good revision to return to", bp.Name)
 }
 
 // blueprint reads the Blueprint of the installation NAME in the verb's namespace.

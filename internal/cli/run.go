@@ -10,6 +10,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/operator-manager/operator-manager/internal/console"
 	"github.com/operator-manager/operator-manager/internal/controller"
 	"github.com/operator-manager/operator-manager/internal/manager"
 )
@@ -17,6 +18,7 @@ import (
 func newRunCmd(g *globals) *cobra.Command {
 	opts := manager.Options{}
 	zapOpts := zap.Options{}
+	var consoleAddr string
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run the controllers (what the in-cluster Deployment runs)",
@@ -65,7 +67,18 @@ and leader election is on; local runs serve plain /metrics and run alone.`,
 				return err
 			}
 			cfg.WarningHandler = nil // the manager logs the API server's warnings as controller-runtime does
-			return manager.Run(ctrl.SetupSignalHandler(), cfg, opts, controller.All()...)
+			setups := controller.All()
+			if consoleAddr != "" {
+				// The console acts with each request's bearer token, never the manager's.
+				srv, err := console.NewInCluster(cfg, console.Options{CacheDir: opts.CacheDir})
+				if err != nil {
+					return err
+				}
+				setups = append(setups, func(mgr ctrl.Manager, _ manager.Options) error {
+					return mgr.Add(&console.Runnable{Addr: consoleAddr, Handler: srv})
+				})
+			}
+			return manager.Run(ctrl.SetupSignalHandler(), cfg, opts, setups...)
 		},
 	}
 	f := cmd.Flags()
@@ -73,6 +86,7 @@ and leader election is on; local runs serve plain /metrics and run alone.`,
 	f.BoolVar(&opts.SecureMetrics, "metrics-secure", false, "serve /metrics over HTTPS to callers the API server authenticates and authorizes for get on /metrics (default: on in a cluster, off locally)")
 	f.StringVar(&opts.MetricsCertDir, "metrics-cert-dir", "", "directory with tls.crt and tls.key for --metrics-secure (default: a self-signed certificate)")
 	f.StringVar(&opts.ProbeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz probes")
+	f.StringVar(&consoleAddr, "console-addr", "", "address to serve the web console on, acting with each request's bearer token (behind an authenticating proxy); empty: off")
 	f.StringVar(&opts.PprofAddr, "pprof-bind-address", "", "address of Go's /debug/pprof profiles (memory, CPU), for diagnosing the manager; empty: off")
 	f.BoolVar(&opts.LeaderElect, "leader-elect", false, "elect one active manager through a Lease (default: on in a cluster, off locally)")
 	f.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the manager's namespace)")

@@ -1,0 +1,164 @@
+// Package recommend answers what `operator-manager recommend` and the console say about a
+// package for one namespace of a cluster: the newest version that fits (its minKubeVersion
+// met, its dependencies resolved against what the namespace runs, its CRDs passing the
+// preflight against the live cluster), the newer versions passed over with their reasons,
+// and the RBAC the recommended version would be granted.
+package recommend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/blang/semver/v4"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	"github.com/operator-manager/operator-manager/internal/catalog"
+	"github.com/operator-manager/operator-manager/internal/crdrepair"
+	"github.com/operator-manager/operator-manager/internal/crdsafety"
+	"github.com/operator-manager/operator-manager/internal/grants"
+	"github.com/operator-manager/operator-manager/internal/resolve"
+)
+
+// Request is what to judge, and the clients of the person asking.
+type Request struct {
+	// Client and Dynamic read the namespace's installations and the cluster's CRDs and
+	// custom resources, as the person.
+	Client  client.Client
+	Dynamic dynamic.Interface
+	// Catalog is where the package comes from; CatalogName names it in the answer.
+	Catalog     *catalog.Catalog
+	CatalogName string
+	Package     string
+	// Channel is walked; empty means the package's default channel.
+	Channel     string
+	Namespace   string
+	KubeVersion semver.Version
+	// Note, when set, receives each note as soon as it is known (the CLI prints them on
+	// standard error as it goes); they are in Result.Notes too.
+	Note func(string)
+}
+
+// Result is the answer of Evaluate.
+type Result struct {
+	// Recommendation is resolve's answer: the bundle (nil when the installed version
+	// stays), the channel, the upgrade path, the versions passed over.
+	*resolve.Recommendation
+	// Installed is the version of the package the namespace runs, nil when none.
+	Installed *resolve.Installed
+	// Notes are what installing the recommended version would do besides (storage
+	// version migrations of its CRDs), one line each, ending in a newline.
+	Notes []string
+	// Grants is the RBAC the recommended version would be granted in the namespace.
+	Grants []grants.Grant
+}
+
+// Evaluate recommends a version of req.Package for req.Namespace.
+func Evaluate(ctx context.Context, req Request) (*Result, error) {
+	installed, from, err := InstalledInNamespace(ctx, req.Client, req.Namespace, req.Catalog, req.Package)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Installed: from}
+	rec, err := resolve.Recommend(resolve.RecommendRequest{Package: req.Package, Channel: req.Channel, KubeVersion: req.KubeVersion,
+		Catalogs: []resolve.CatalogRef{{Name: req.CatalogName, Catalog: req.Catalog}}, Installed: installed, From: from,
+		Check: func(b *catalog.Bundle) error {
+			notes, err := Preflight(ctx, req.Client, req.Dynamic, req.Catalog, b)
+			for _, n := range notes {
+				if req.Note != nil {
+					req.Note(n)
+				}
+				res.Notes = append(res.Notes, n)
+			}
+			return err
+		}})
+	if err != nil {
+		return nil, err
+	}
+	res.Recommendation = rec
+	if rec.Bundle != nil {
+		if res.Grants, err = grants.Of(req.Catalog, rec.Bundle, req.Namespace, nil); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// KubeVersion is the cluster's version from its /version, as major.minor.patch.
+func KubeVersion(cfg *rest.Config) (semver.Version, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return semver.Version{}, err
+	}
+	info, err := dc.ServerVersion()
+	if err != nil {
+		return semver.Version{}, fmt.Errorf("reading the cluster's version (or pass --kube-version): %w", err)
+	}
+	v, err := semver.ParseTolerant(info.GitVersion)
+	if err != nil {
+		return semver.Version{}, fmt.Errorf("the cluster reports version %q: %w", info.GitVersion, err)
+	}
+	return semver.Version{Major: v.Major, Minor: v.Minor, Patch: v.Patch}, nil
+}
+
+// InstalledInNamespace lists what the namespace's Subscriptions run, and the installed
+// version of pkg when there is one.
+func InstalledInNamespace(ctx context.Context, c client.Client, ns string, cat *catalog.Catalog, pkg string) ([]resolve.Installed, *resolve.Installed, error) {
+	bps := &omv1.BlueprintList{}
+	if err := c.List(ctx, bps, client.InNamespace(ns)); err != nil {
+		return nil, nil, err
+	}
+	var out []resolve.Installed
+	var from *resolve.Installed
+	for _, bp := range bps.Items {
+		v, err := semver.ParseTolerant(bp.Status.CurrentVersion)
+		if bp.Status.CurrentCSV == "" || err != nil {
+			continue
+		}
+		in := resolve.Installed{Package: bp.Spec.Package, Version: v, CSVName: bp.Status.CurrentCSV}
+		if b := cat.BundleByCSV(bp.Status.CurrentCSV); b != nil {
+			for _, o := range b.OwnedCRDs {
+				in.Provides = append(in.Provides, o.GVK())
+			}
+		}
+		out = append(out, in)
+		if in.Package == pkg {
+			from = &out[len(out)-1]
+		}
+	}
+	return out, from, nil
+}
+
+// Preflight runs the CRD preflight of a bundle against the live cluster. The storage
+// version migrations a bundle that passes would need are returned as notes.
+func Preflight(ctx context.Context, c client.Client, dyn dynamic.Interface, cat *catalog.Catalog, b *catalog.Bundle) ([]string, error) {
+	content, err := cat.Content(b)
+	if errors.Is(err, catalog.ErrNoContent) {
+		return nil, nil // an image-only bundle: nothing to check here
+	} else if err != nil {
+		return nil, err
+	}
+	var migrations []string
+	for _, u := range content.CRDs {
+		crd, _, err := crdrepair.Repair(u)
+		if err != nil {
+			return nil, fmt.Errorf("its CRD %s cannot be installed: %v", u.GetName(), err)
+		}
+		_, m, v, err := crdsafety.Preflight(ctx, c, dyn, crd, b.Package)
+		if err != nil {
+			return nil, err
+		} else if v != nil {
+			return nil, fmt.Errorf("the CRD preflight refuses it: %v", v)
+		}
+		if m != nil { // only reported: recommend changes nothing
+			migrations = append(migrations, fmt.Sprintf("%s: CRD %s drops %s, listed in its status.storedVersions: installing it first rewrites every custom resource in storage version %s and removes %s from status.storedVersions\n",
+				b.CSVName, m.CRD, strings.Join(m.Drop, ", "), m.StorageVersion, strings.Join(m.Drop, ", ")))
+		}
+	}
+	return migrations, nil
+}
