@@ -584,7 +584,7 @@ func TestInstallationDetail(t *testing.T) {
 		History      []struct {
 			Revision                      int64
 			CSV, Outcome, Duration, Start string
-			Kept                          bool
+			Kept                          *bool
 		}
 		Health struct {
 			CSV, Phase, Message, WaitingFor, Deadline, TimeLeft string
@@ -609,7 +609,7 @@ func TestInstallationDetail(t *testing.T) {
 		t.Fatalf("detail = %s", r.body)
 	}
 	if len(doc.History) != 3 || doc.History[0].Revision != 3 || doc.History[1].Revision != 2 || doc.History[1].Duration != "1m3s" ||
-		doc.History[1].Start == "" || doc.History[1].Kept || !doc.History[2].Kept {
+		doc.History[1].Start == "" || doc.History[1].Kept == nil || *doc.History[1].Kept || doc.History[2].Kept == nil || !*doc.History[2].Kept {
 		t.Errorf("history = %+v", doc.History)
 	}
 	h := doc.Health

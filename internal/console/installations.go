@@ -375,7 +375,9 @@ type historyBody struct {
 	Start       string `json:"start"`
 	End         string `json:"end"`
 	Duration    string `json:"duration"`
-	Kept        bool   `json:"kept"`
+	// Kept is whether the cluster still keeps the revision's bundle; null when the
+	// viewer may not read the bundle Secrets, so it is not known.
+	Kept *bool `json:"kept"`
 }
 
 type healthBody struct {
@@ -470,7 +472,7 @@ func (s *Server) installationDetail(w http.ResponseWriter, r *http.Request, id *
 }
 
 // historyOf is the Blueprint's revisions, newest first, with whether the cluster keeps
-// each one's bundle (a Secret the person may not read counts as not kept).
+// each one's bundle (unknown, null, where the person may not read the Secret).
 func historyOf(ctx context.Context, id *identity, bp *omv1.Blueprint) []historyBody {
 	store := &revisionstore.Store{Client: id.c}
 	out := []historyBody{}
@@ -482,8 +484,10 @@ func historyOf(ctx context.Context, id *identity, bp *omv1.Blueprint) []historyB
 			hb.Duration = h.EndTime.Sub(h.StartTime.Time).Round(time.Second).String()
 		}
 		if h.BundleDigest != "" {
-			st, err := store.Stat(ctx, bp.Namespace, bp.Name, h.BundleDigest)
-			hb.Kept = err == nil && st != nil
+			if st, err := store.Stat(ctx, bp.Namespace, bp.Name, h.BundleDigest); err == nil {
+				kept := st != nil
+				hb.Kept = &kept
+			}
 		}
 		out = append(out, hb)
 	}
