@@ -80,7 +80,7 @@ func TestMain(m *testing.M) {
 
 // local starts a local console (the admin's identity) behind an httptest server whose
 // address is the console's listen address.
-func local(t *testing.T) (*httptest.Server, *console.Server) {
+func local(t testing.TB) (*httptest.Server, *console.Server) {
 	t.Helper()
 	ts := httptest.NewUnstartedServer(nil)
 	srv, err := console.NewLocal(env.Config, console.Options{Addr: ts.Listener.Addr().String(), Context: "test", Namespace: ns,
