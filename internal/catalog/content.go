@@ -109,7 +109,7 @@ func (c *Catalog) fbcFiles(r *fsReader, b *Bundle) ([]File, error) {
 	}
 	blobs, _ := parseFBC(data)
 	for _, blob := range blobs {
-		if blob.Schema == schemaBundle && blob.Package == b.Package && blob.Name == b.CSVName {
+		if blob.Schema == SchemaBundle && blob.Package == b.Package && blob.Name == b.CSVName {
 			_, files, err := fbcBundleFiles(r, b.RelPath, blob, true)
 			return files, err
 		}

@@ -12,18 +12,19 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// File-Based Catalog schemas and property types (operator-registry's names).
+// File-Based Catalog schemas and property types (operator-registry's names), shared by
+// the loader and imagecatalog's renderer.
 const (
-	schemaPackage = "olm.package"
-	schemaChannel = "olm.channel"
-	schemaBundle  = "olm.bundle"
+	SchemaPackage = "olm.package"
+	SchemaChannel = "olm.channel"
+	SchemaBundle  = "olm.bundle"
 
-	propPackage         = "olm.package"
-	propGVK             = "olm.gvk"
-	propPackageRequired = "olm.package.required"
-	propGVKRequired     = "olm.gvk.required"
+	PropPackage         = "olm.package"
+	PropGVK             = "olm.gvk"
+	PropPackageRequired = "olm.package.required"
+	PropGVKRequired     = "olm.gvk.required"
 	propBundleObject    = "olm.bundle.object"
-	propCSVMetadata     = "olm.csv.metadata"
+	PropCSVMetadata     = "olm.csv.metadata"
 
 	// fbcBlobFile is the virtual file holding an olm.bundle blob in a bundle's Files.
 	fbcBlobFile = "olm.bundle.json"
@@ -90,9 +91,9 @@ func parseFBCBlob(doc document) (fbcBlob, error) {
 	switch b.Schema {
 	case "":
 		return b, errors.New("schema is missing")
-	case schemaPackage:
+	case SchemaPackage:
 		return b, checkName("name", b.Name)
-	case schemaChannel, schemaBundle:
+	case SchemaChannel, SchemaBundle:
 		if err := checkName("package", b.Package); err != nil {
 			return b, err
 		}
@@ -166,7 +167,7 @@ func bundleFromFBC(file string, blob fbcBlob) (*fbcBundle, error) {
 		}
 	}
 	if !haveVersion {
-		return nil, fmt.Errorf("no %s property: the bundle's version is unknown", propPackage)
+		return nil, fmt.Errorf("no %s property: the bundle's version is unknown", PropPackage)
 	}
 	if fb.csvMeta != nil {
 		applyCSVMetadata(b, fb.csvMeta)
@@ -177,7 +178,7 @@ func bundleFromFBC(file string, blob fbcBlob) (*fbcBundle, error) {
 func (fb *fbcBundle) applyProperty(file string, p fbcProperty, haveVersion *bool) error {
 	b := fb.bundle
 	switch p.Type {
-	case propPackage:
+	case PropPackage:
 		var v struct {
 			PackageName string `json:"packageName"`
 			Version     string `json:"version"`
@@ -193,7 +194,7 @@ func (fb *fbcBundle) applyProperty(file string, p fbcProperty, haveVersion *bool
 			return fmt.Errorf("version %q is not a semantic version: %w", v.Version, err)
 		}
 		b.Version, *haveVersion = ver, true
-	case propGVK, propGVKRequired:
+	case PropGVK, PropGVKRequired:
 		var v GVK
 		if err := json.Unmarshal(p.Value, &v); err != nil {
 			return err
@@ -202,12 +203,12 @@ func (fb *fbcBundle) applyProperty(file string, p fbcProperty, haveVersion *bool
 		if err != nil {
 			return err
 		}
-		if p.Type == propGVK {
+		if p.Type == PropGVK {
 			b.OwnedCRDs = append(b.OwnedCRDs, CRDRef{Group: dep.GVK.Group, Version: dep.GVK.Version, Kind: dep.GVK.Kind})
 		} else {
 			b.Dependencies = append(b.Dependencies, dep)
 		}
-	case propPackageRequired:
+	case PropPackageRequired:
 		var v struct {
 			PackageName  string `json:"packageName"`
 			VersionRange string `json:"versionRange"`
@@ -235,7 +236,7 @@ func (fb *fbcBundle) applyProperty(file string, p fbcProperty, haveVersion *bool
 			return errors.New("neither data nor ref is set")
 		}
 		fb.objects = append(fb.objects, o)
-	case propCSVMetadata:
+	case PropCSVMetadata:
 		var m csvMetadata
 		if err := json.Unmarshal(p.Value, &m); err != nil {
 			return err

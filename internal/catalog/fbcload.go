@@ -30,11 +30,11 @@ func loadFBCFile(r *fsReader, file string) fbcFileResult {
 	}
 	for _, blob := range blobs {
 		switch blob.Schema {
-		case schemaPackage:
+		case SchemaPackage:
 			res.packages = append(res.packages, blob)
-		case schemaChannel:
+		case SchemaChannel:
 			res.channels = append(res.channels, blob)
-		case schemaBundle:
+		case SchemaBundle:
 			b, _, err := fbcBundleFiles(r, file, blob, false)
 			if err != nil {
 				res.rejections = append(res.rejections, Rejection{Path: file, Reason: fmt.Sprintf("olm.bundle %q (line %d): %v", blob.Name, blob.line, err)})

@@ -128,7 +128,7 @@ func FuzzParseFBC(f *testing.F) {
 			checkNoDecoderPanic(t, err)
 		}
 		for _, blob := range blobs {
-			if blob.Schema != schemaBundle {
+			if blob.Schema != SchemaBundle {
 				continue
 			}
 			fb, err := bundleFromFBC("p/catalog.yaml", blob)

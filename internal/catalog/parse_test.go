@@ -244,7 +244,7 @@ func TestParseFBC(t *testing.T) {
 
 func TestBundleFromFBC(t *testing.T) {
 	blob := func(props ...string) fbcBlob {
-		return fbcBlob{Schema: schemaBundle, Package: "p", Name: "p.v1", Properties: parseProps(t, props)}
+		return fbcBlob{Schema: SchemaBundle, Package: "p", Name: "p.v1", Properties: parseProps(t, props)}
 	}
 	pkg := `{"type":"olm.package","value":{"packageName":"p","version":"1.0.0"}}`
 	tests := []struct {

@@ -19,7 +19,6 @@ import (
 	"github.com/operator-manager/operator-manager/internal/catalog"
 	"github.com/operator-manager/operator-manager/internal/catalog/remote"
 	"github.com/operator-manager/operator-manager/internal/controller/catalogsource"
-	"github.com/operator-manager/operator-manager/internal/ociparts"
 	"github.com/operator-manager/operator-manager/internal/registry"
 )
 
@@ -105,12 +104,8 @@ func (s *catalogSource) loadImage(ctx context.Context) (*catalog.Catalog, error)
 	if err != nil {
 		return nil, err
 	}
-	ci, err := registry.PullCatalog(ctx, s.image, o, filepath.Join(defaultCacheDir(), catalogsource.ImageCatalogsSubdir))
-	if err != nil {
-		return nil, err
-	}
-	return catalog.Load(ci.Dir, catalog.Options{Images: &registry.Bundles{Options: o,
-		Cache: ociparts.Layout{Dir: filepath.Join(defaultCacheDir(), catalogsource.BundleImagesSubdir)}}})
+	cat, _, err := catalogsource.LoadImage(ctx, s.image, o, defaultCacheDir())
+	return cat, err
 }
 
 // client returns a client of the --url server keeping bundles in cacheDir.

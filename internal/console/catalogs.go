@@ -24,7 +24,6 @@ import (
 	"github.com/operator-manager/operator-manager/internal/catalog/remote"
 	"github.com/operator-manager/operator-manager/internal/controller/catalogsource"
 	"github.com/operator-manager/operator-manager/internal/grants"
-	"github.com/operator-manager/operator-manager/internal/ociparts"
 	"github.com/operator-manager/operator-manager/internal/recommend"
 	"github.com/operator-manager/operator-manager/internal/registry"
 )
@@ -133,12 +132,8 @@ func (cc *catalogCache) read(ctx context.Context, id *identity, cs *omv1.Catalog
 		if cs.Status.ResolvedImage != "" {
 			ref = cs.Status.ResolvedImage
 		}
-		ci, err := registry.PullCatalog(ctx, ref, o, filepath.Join(cc.dir, catalogsource.ImageCatalogsSubdir))
-		if err != nil {
-			return nil, err
-		}
-		return catalog.Load(ci.Dir, catalog.Options{Images: &registry.Bundles{Options: o,
-			Cache: ociparts.Layout{Dir: filepath.Join(cc.dir, catalogsource.BundleImagesSubdir)}}})
+		cat, _, err := catalogsource.LoadImage(ctx, ref, o, cc.dir)
+		return cat, err
 	}
 	return nil, invalid("CatalogSource %s/%s has sourceType %q, which the console cannot read", cs.Namespace, cs.Name, cs.Spec.SourceType)
 }

@@ -13,19 +13,6 @@ import (
 	"github.com/operator-manager/operator-manager/internal/catalog"
 )
 
-// File-Based Catalog schemas and property types (operator-registry's names).
-const (
-	schemaPackage = "olm.package"
-	schemaChannel = "olm.channel"
-	schemaBundle  = "olm.bundle"
-
-	propPackage         = "olm.package"
-	propGVK             = "olm.gvk"
-	propPackageRequired = "olm.package.required"
-	propGVKRequired     = "olm.gvk.required"
-	propCSVMetadata     = "olm.csv.metadata"
-)
-
 type fbcPackage struct {
 	Schema         string `json:"schema"`
 	Name           string `json:"name"`
@@ -47,17 +34,12 @@ type fbcEntry struct {
 }
 
 type fbcBundle struct {
-	Schema        string            `json:"schema"`
-	Name          string            `json:"name"`
-	Package       string            `json:"package"`
-	Image         string            `json:"image"`
-	Properties    []fbcProperty     `json:"properties"`
-	RelatedImages []fbcRelatedImage `json:"relatedImages,omitempty"`
-}
-
-type fbcRelatedImage struct {
-	Name  string `json:"name,omitempty"`
-	Image string `json:"image"`
+	Schema        string                 `json:"schema"`
+	Name          string                 `json:"name"`
+	Package       string                 `json:"package"`
+	Image         string                 `json:"image"`
+	Properties    []fbcProperty          `json:"properties"`
+	RelatedImages []catalog.RelatedImage `json:"relatedImages,omitempty"`
 }
 
 type fbcProperty struct {
@@ -134,11 +116,11 @@ func RenderFBC(cat *catalog.Catalog, imageFor func(*catalog.Bundle) string) (map
 		enc := json.NewEncoder(&buf)
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(fbcPackage{Schema: schemaPackage, Name: p.Name, DefaultChannel: p.DefaultChannel}); err != nil {
+		if err := enc.Encode(fbcPackage{Schema: catalog.SchemaPackage, Name: p.Name, DefaultChannel: p.DefaultChannel}); err != nil {
 			return nil, err
 		}
 		for _, c := range p.Channels {
-			ch := fbcChannel{Schema: schemaChannel, Name: c.Name, Package: p.Name, Entries: []fbcEntry{}}
+			ch := fbcChannel{Schema: catalog.SchemaChannel, Name: c.Name, Package: p.Name, Entries: []fbcEntry{}}
 			for _, e := range c.Entries {
 				ch.Entries = append(ch.Entries, fbcEntry{Name: e.Name, Replaces: e.Replaces, Skips: e.Skips, SkipRange: e.SkipRange.Raw})
 			}
@@ -164,25 +146,25 @@ func renderBundle(cat *catalog.Catalog, b *catalog.Bundle, image string) (*fbcBu
 	if image == "" {
 		return nil, fmt.Errorf("bundle %s: no image reference", b.Ref())
 	}
-	blob := &fbcBundle{Schema: schemaBundle, Name: b.CSVName, Package: b.Package, Image: image}
+	blob := &fbcBundle{Schema: catalog.SchemaBundle, Name: b.CSVName, Package: b.Package, Image: image}
 	add := func(typ string, v any) { blob.Properties = append(blob.Properties, fbcProperty{Type: typ, Value: v}) }
-	add(propPackage, packageProp{PackageName: b.Package, Version: b.Version.String()})
+	add(catalog.PropPackage, packageProp{PackageName: b.Package, Version: b.Version.String()})
 	for _, c := range b.OwnedCRDs {
-		add(propGVK, gvkProp{Group: c.Group, Kind: c.Kind, Version: c.Version})
+		add(catalog.PropGVK, gvkProp{Group: c.Group, Kind: c.Kind, Version: c.Version})
 	}
 	for _, d := range b.Dependencies {
 		switch d.Type {
 		case catalog.DependencyPackage:
-			add(propPackageRequired, packageRequiredProp{PackageName: d.Package, VersionRange: d.Versions.Raw})
+			add(catalog.PropPackageRequired, packageRequiredProp{PackageName: d.Package, VersionRange: d.Versions.Raw})
 		case catalog.DependencyGVK:
-			add(propGVKRequired, gvkProp{Group: d.GVK.Group, Kind: d.GVK.Kind, Version: d.GVK.Version})
+			add(catalog.PropGVKRequired, gvkProp{Group: d.GVK.Group, Kind: d.GVK.Kind, Version: d.GVK.Version})
 		}
 	}
 	meta, related, err := csvMetadataOf(cat, b)
 	if err != nil {
 		return nil, err
 	}
-	add(propCSVMetadata, meta)
+	add(catalog.PropCSVMetadata, meta)
 	blob.RelatedImages = related
 	return blob, nil
 }
@@ -191,7 +173,7 @@ func renderBundle(cat *catalog.Catalog, b *catalog.Bundle, image string) (*fbcBu
 // (spec.relatedImages, each image once, in order) from its CSV. A File-Based Catalog
 // bundle that is only an image reference has no CSV to read: its metadata is rebuilt from
 // what the index holds.
-func csvMetadataOf(cat *catalog.Catalog, b *catalog.Bundle) (*csvMetadata, []fbcRelatedImage, error) {
+func csvMetadataOf(cat *catalog.Catalog, b *catalog.Bundle) (*csvMetadata, []catalog.RelatedImage, error) {
 	bc, err := cat.Content(b)
 	if errors.Is(err, catalog.ErrNoContent) {
 		return indexMetadata(b), nil, nil
@@ -223,12 +205,12 @@ func csvMetadataOf(cat *catalog.Catalog, b *catalog.Bundle) (*csvMetadata, []fbc
 	if s.Provider.Name != "" || s.Provider.URL != "" {
 		m.Provider = &s.Provider
 	}
-	var related []fbcRelatedImage
+	var related []catalog.RelatedImage
 	for _, ri := range s.RelatedImages {
-		if ri.Image == "" || slices.ContainsFunc(related, func(x fbcRelatedImage) bool { return x.Image == ri.Image }) {
+		if ri.Image == "" || slices.ContainsFunc(related, func(x catalog.RelatedImage) bool { return x.Image == ri.Image }) {
 			continue
 		}
-		related = append(related, fbcRelatedImage{Name: ri.Name, Image: ri.Image})
+		related = append(related, catalog.RelatedImage{Name: ri.Name, Image: ri.Image})
 	}
 	return m, related, nil
 }

@@ -66,15 +66,7 @@ func (l Layout) image(digest string) (v1.Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := layout.FromPath(l.Dir)
-	if err != nil {
-		return nil, err
-	}
-	ii, err := p.ImageIndex()
-	if err != nil {
-		return nil, err
-	}
-	im, err := ii.IndexManifest()
+	ii, im, err := l.index()
 	if err != nil {
 		return nil, err
 	}
@@ -84,6 +76,23 @@ func (l Layout) image(digest string) (v1.Image, error) {
 		}
 	}
 	return nil, fmt.Errorf("%w: %s", ErrNotInLayout, digest)
+}
+
+// index reads the layout's index.json.
+func (l Layout) index() (v1.ImageIndex, *v1.IndexManifest, error) {
+	p, err := layout.FromPath(l.Dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	ii, err := p.ImageIndex()
+	if err != nil {
+		return nil, nil, err
+	}
+	im, err := ii.IndexManifest()
+	if err != nil {
+		return nil, nil, err
+	}
+	return ii, im, nil
 }
 
 // Has reports whether the layout lists the image with this digest.
@@ -123,15 +132,7 @@ func (l Layout) Put(ref string, img v1.Image) error {
 
 // Images lists the images of the layout: digest and the reference each was put under.
 func (l Layout) Images() (map[string]string, error) {
-	p, err := layout.FromPath(l.Dir)
-	if err != nil {
-		return nil, err
-	}
-	ii, err := p.ImageIndex()
-	if err != nil {
-		return nil, err
-	}
-	im, err := ii.IndexManifest()
+	_, im, err := l.index()
 	if err != nil {
 		return nil, err
 	}

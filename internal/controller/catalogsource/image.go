@@ -136,18 +136,30 @@ func (r *Reconciler) loadImage(ctx context.Context, key types.NamespacedName, cs
 	if src := r.images.get(key); src != nil && src.key == stateKey && prev != nil && src.cat == prev {
 		return prev, resolved, false, nil
 	}
-	ci, err := registry.PullCatalog(ctx, resolved, opts, filepath.Join(r.cacheRoot(), ImageCatalogsSubdir))
+	cat, ci, err := LoadImage(ctx, resolved, opts, r.cacheRoot())
 	if err != nil {
 		return nil, "", false, fmt.Errorf("catalog image %s: %w", ref, err)
-	}
-	bundles := &registry.Bundles{Options: opts, Cache: ociparts.Layout{Dir: filepath.Join(r.cacheRoot(), BundleImagesSubdir)}}
-	cat, err := catalog.Load(ci.Dir, catalog.Options{Images: bundles})
-	if err != nil {
-		return nil, "", false, fmt.Errorf("catalog image %s: %w", resolved, err)
 	}
 	r.images.set(key, &imageSource{key: stateKey, dir: ci.Dir, cat: cat})
 	r.pruneCatalogImages(ci.Dir, prev)
 	return cat, resolved, true, nil
+}
+
+// LoadImage pulls the catalog image ref (unpacked once per digest under
+// cacheRoot/ImageCatalogsSubdir) and loads its catalog, whose bundles are pulled from their
+// images when read and kept in the layout cacheRoot/BundleImagesSubdir. The manager, the
+// CLI and the console read catalog images this one way.
+func LoadImage(ctx context.Context, ref string, o registry.Options, cacheRoot string) (*catalog.Catalog, *registry.CatalogImage, error) {
+	ci, err := registry.PullCatalog(ctx, ref, o, filepath.Join(cacheRoot, ImageCatalogsSubdir))
+	if err != nil {
+		return nil, nil, err
+	}
+	bundles := &registry.Bundles{Options: o, Cache: ociparts.Layout{Dir: filepath.Join(cacheRoot, BundleImagesSubdir)}}
+	cat, err := catalog.Load(ci.Dir, catalog.Options{Images: bundles})
+	if err != nil {
+		return nil, nil, err
+	}
+	return cat, ci, nil
 }
 
 // pinned returns the reference by digest: repository@digest.
