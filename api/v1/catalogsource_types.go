@@ -58,8 +58,9 @@ type CatalogSourceSpec struct {
 	// +optional
 	Image string `json:"image,omitempty"`
 
-	// PullSecret names a kubernetes.io/dockerconfigjson Secret in the CatalogSource's
-	// namespace with the credentials for the catalog image and its bundle images.
+	// PullSecret names a kubernetes.io/dockerconfigjson Secret (or a legacy
+	// kubernetes.io/dockercfg one) in the CatalogSource's namespace with the credentials
+	// for the catalog image and its bundle images.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	PullSecret string `json:"pullSecret,omitempty"`

@@ -246,7 +246,7 @@ func poll(ctx context.Context, timeout time.Duration, w io.Writer, what string, 
 			last = line
 		}
 		if err != nil {
-			if ctx.Err() != nil {
+			if ctx.Err() != nil || outOfTime(err) {
 				return withCode(ExitTimeout, fmt.Errorf("timed out after %s waiting for %s; last state: %s", timeout, what, last))
 			}
 			return err
@@ -261,6 +261,15 @@ func poll(ctx context.Context, timeout time.Duration, w io.Writer, what string, 
 		case <-time.After(interval):
 		}
 	}
+}
+
+// outOfTime reports whether err says the wait's deadline ended the request, even before
+// the context itself is done: client-go's rate limiter refuses a request whose turn would
+// come after the deadline ("rate: Wait(n=1) would exceed context deadline") without
+// wrapping context.DeadlineExceeded, and a script must still see a timeout (exit 4), not
+// a failure (exit 1).
+func outOfTime(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "would exceed context deadline")
 }
 
 // watchChanges watches the object key of list's kind and signals wake (without blocking)

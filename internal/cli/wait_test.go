@@ -1,8 +1,15 @@
 package cli
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/time/rate"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -54,5 +61,31 @@ func TestInstallDone(t *testing.T) {
 				t.Fatalf("err = %v, want one naming %q", err, tc.errWants)
 			}
 		})
+	}
+}
+
+// TestPollOutOfTime: a request refused because the wait's deadline would pass first is a
+// timeout (exit 4) for a script, even though the context is not done yet; any other error
+// stays an error (exit 1).
+func TestPollOutOfTime(t *testing.T) {
+	// client-go's rate limiter is x/time/rate: with its one token spent and the next an
+	// hour away, Wait refuses at once with "would exceed context deadline".
+	lim := rate.NewLimiter(rate.Every(time.Hour), 1)
+	lim.Allow()
+	err := poll(context.Background(), time.Minute, io.Discard, "ns/s1", func(ctx context.Context) (string, bool, error) {
+		if err := lim.Wait(ctx); err != nil {
+			return "", false, fmt.Errorf("client rate limiter Wait returned an error: %w", err)
+		}
+		return "", true, nil
+	}, nil)
+	if got := exitCode(err); got != ExitTimeout || !strings.Contains(fmt.Sprint(err), "timed out") {
+		t.Errorf("rate limiter past the deadline: exit %d, %v; want %d and timed out", got, err, ExitTimeout)
+	}
+
+	err = poll(context.Background(), time.Minute, io.Discard, "ns/s1", func(context.Context) (string, bool, error) {
+		return "", false, errors.New("forbidden")
+	}, nil)
+	if got := exitCode(err); got != ExitError {
+		t.Errorf("a refused read: exit %d, %v; want %d", got, err, ExitError)
 	}
 }

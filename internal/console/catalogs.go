@@ -14,7 +14,6 @@ import (
 	"time"
 
 	olm "github.com/operator-framework/api/pkg/operators/v1alpha1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -122,10 +121,11 @@ func (cc *catalogCache) read(ctx context.Context, id *identity, cs *omv1.Catalog
 		}
 		if cs.Spec.PullSecret != "" { // read as the person: they may, or the pull is anonymous
 			if sec, err := id.kube.CoreV1().Secrets(cs.Namespace).Get(ctx, cs.Spec.PullSecret, metav1.GetOptions{}); err == nil {
-				o.DockerConfig = sec.Data[corev1.DockerConfigJsonKey]
-				if o.DockerConfig == nil {
-					o.DockerConfig = sec.Data[corev1.DockerConfigKey]
+				data, err := catalogsource.PullSecretConfig(sec)
+				if err != nil {
+					return nil, invalid("CatalogSource %s/%s spec.pullSecret: %v", cs.Namespace, cs.Name, err)
 				}
+				o.DockerConfig = data
 			}
 		}
 		ref := cs.Spec.Image

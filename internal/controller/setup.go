@@ -20,6 +20,7 @@ import (
 	"github.com/operator-manager/operator-manager/internal/controller/catalogsource"
 	"github.com/operator-manager/operator-manager/internal/controller/csv"
 	"github.com/operator-manager/operator-manager/internal/controller/subscription"
+	"github.com/operator-manager/operator-manager/internal/crdready"
 	"github.com/operator-manager/operator-manager/internal/identity"
 	"github.com/operator-manager/operator-manager/internal/manager"
 	"github.com/operator-manager/operator-manager/internal/revisionstore"
@@ -44,6 +45,7 @@ func setup(mgr ctrl.Manager, o manager.Options) error {
 	ids := &identity.Clients{Own: mgr.GetClient(), OwnReader: mgr.GetAPIReader(), Config: mgr.GetConfig(),
 		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()}
 	rec := mgr.GetEventRecorder(EventSource)
+	crds := &crdready.Memo{}
 	c := mgr.GetClient()
 	w := o.Workers
 	if err := (&catalogsource.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: rec, Store: store, AllowedDirs: o.CatalogDirs, CacheDir: o.CacheDir}).SetupWithManager(mgr); err != nil {
@@ -58,12 +60,12 @@ func setup(mgr ctrl.Manager, o manager.Options) error {
 		Workers: w.Subscription}).SetupWithManager(mgr); err != nil {
 		return err
 	}
-	if err := (&blueprint.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: rec, Bundles: source, Catalogs: store,
+	if err := (&blueprint.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: rec, Bundles: source, Catalogs: store, CRDs: crds,
 		Identities: ids, Access: access.Checker{Clients: ids}, DefaultServiceAccount: o.DefaultServiceAccount,
 		Workers: w.Blueprint}).SetupWithManager(mgr); err != nil {
 		return err
 	}
-	if err := (&csv.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: rec, Bundles: source, Identities: ids,
+	if err := (&csv.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: rec, Bundles: source, Identities: ids, CRDs: crds,
 		Workers: w.CSV}).SetupWithManager(mgr); err != nil {
 		return err
 	}

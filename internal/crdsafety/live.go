@@ -39,6 +39,17 @@ func Preflight(ctx context.Context, r client.Reader, dyn dynamic.Interface, next
 		}
 		return nil, nil, nil, err
 	}
+	return PreflightLive(ctx, live, dyn, next, pkg)
+}
+
+// PreflightLive is Preflight for a caller that has just read the live CRD (nil: there is
+// none) and need not read it again: the Blueprint controller reads every CRD of a bundle
+// once per pass to plan it, and a second GET of a large CRD is what a fleet's
+// installations would pay for nothing.
+func PreflightLive(ctx context.Context, live *apiextensionsv1.CustomResourceDefinition, dyn dynamic.Interface, next *apiextensionsv1.CustomResourceDefinition, pkg string) (*apiextensionsv1.CustomResourceDefinition, *Migration, *Violation, error) {
+	if live == nil {
+		return nil, nil, nil, nil
+	}
 	migration, v := Plan(live, next)
 	if v != nil {
 		return live, nil, v, nil

@@ -164,6 +164,27 @@ func available(in Input) *Verdict {
 	return nil
 }
 
+// NeedsPods reports whether judging d needs its pods and ReplicaSets. They explain a
+// wait or a failure (which container crashes, which image cannot be pulled, why no pod
+// was created); a Deployment whose controller has observed its generation and reports
+// every wanted replica updated and available, no old replica left and the Available
+// condition True is judged Healthy from itself. Its pods are all ready, or it would not
+// count them available: a pod crash-looping now shows in the Deployment's status within
+// moments, and the next check (a health gate's, or the live re-check after it) reads the
+// pods again. Skipping two LISTs on every healthy check is what keeps a fleet's health
+// checks cheap.
+func NeedsPods(d *appsv1.Deployment) bool {
+	if d.Status.ObservedGeneration < d.Generation {
+		return true
+	}
+	for _, c := range d.Status.Conditions {
+		if c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse {
+			return true
+		}
+	}
+	return available(Input{Deployment: d}) == nil
+}
+
 func timedOut(in Input) *Verdict {
 	if in.Timeout <= 0 || in.Started.IsZero() || in.Now.Sub(in.Started) < in.Timeout {
 		return nil

@@ -282,3 +282,34 @@ func TestAPIService(t *testing.T) {
 		t.Errorf("operator verdict with a missing APIService = %+v", v)
 	}
 }
+
+// TestNeedsPods: only a Deployment its controller reports wholly rolled out and available
+// is judged without its pods, and it is judged Healthy from itself.
+func TestNeedsPods(t *testing.T) {
+	unobserved := dep(1, 1, 1, 1, availableTrue)
+	unobserved.Generation = 3
+	for _, tc := range []struct {
+		name string
+		d    *appsv1.Deployment
+		want bool
+	}{
+		{"available", dep(2, 2, 2, 2, availableTrue), false},
+		{"available without the condition", dep(2, 2, 2, 2), true},
+		{"one replica not available", dep(2, 2, 1, 2, availableTrue), true},
+		{"not all updated", dep(2, 1, 2, 2, availableTrue), true},
+		{"old replicas remain", dep(2, 2, 2, 3, availableTrue), true},
+		{"generation not observed", unobserved, true},
+		{"progress deadline exceeded", dep(1, 1, 1, 1, availableTrue, deadlineExceeded), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := NeedsPods(tc.d); got != tc.want {
+				t.Fatalf("NeedsPods = %v, want %v", got, tc.want)
+			}
+			if !tc.want {
+				if v := Deployment(Input{Deployment: tc.d, Now: t0}); v.State != Healthy {
+					t.Errorf("judged without pods: %+v, want Healthy", v)
+				}
+			}
+		})
+	}
+}

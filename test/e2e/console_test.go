@@ -441,7 +441,11 @@ func (b *browser) until(expr string) chromedp.Action[chromedp.Void] {
 }
 
 func (b *browser) untilFor(d time.Duration, expr string) chromedp.Action[chromedp.Void] {
-	p := chromedp.Poll[bool](expr, chromedp.WithPollingInterval(200*time.Millisecond), chromedp.WithPollingTimeout(d))
+	// The page is rebuilt after a navigation (a hash change renders asynchronously), so an
+	// element the expression reads may not exist yet: that is "not yet", not a failure.
+	// Chromedp's Poll ends at the first exception, so it is caught here and polling goes on.
+	guarded := "(() => { try { return !!(" + expr + "); } catch (e) { return false; } })()"
+	p := chromedp.Poll[bool](guarded, chromedp.WithPollingInterval(200*time.Millisecond), chromedp.WithPollingTimeout(d))
 	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
 		_, err := p(ctx, t)
 		if err != nil {

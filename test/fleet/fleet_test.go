@@ -147,6 +147,7 @@ type fleetFigures struct {
 	ReadsPerInstall   float64  `json:"readsPerInstall"`
 	Watches           float64  `json:"watches"`
 	WritesByResource  []string `json:"writesByResource"`
+	ReadsByResource   []string `json:"readsByResource"`
 	IdleWindowSeconds float64  `json:"idleWindowSeconds"`
 	IdleWrites        float64  `json:"idleWrites"`
 	IdleWriteDetail   []string `json:"idleWriteDetail,omitempty"`
@@ -388,6 +389,7 @@ func runManager(t *testing.T, c *harness.Cluster, s settings, items []item, fig 
 	w, r, watches := used.split()
 	fig.WritesPerInstall, fig.ReadsPerInstall, fig.Watches = round2(w/n), round2(r/n), watches
 	fig.WritesByResource = used.topWrites(n, 40)
+	fig.ReadsByResource = used.topReads(n, 40)
 	time.Sleep(s.idle)
 	after, err := scrape(m)
 	if err != nil {
@@ -586,6 +588,7 @@ func writeReport(t *testing.T, s settings, rep *report) {
 			f.IdleWrites, f.RSSPeakMiB, f.RSSSettledMiB, f.RSSAnonMiB)
 		fmt.Fprintf(&b, "  objects per install by kind: %s\n", strings.Join(f.ObjectsByKind, ", "))
 		fmt.Fprintf(&b, "  writes per install by resource: %s\n", strings.Join(f.WritesByResource, ", "))
+		fmt.Fprintf(&b, "  reads per install by resource: %s\n", strings.Join(f.ReadsByResource, ", "))
 		if len(f.IdleWriteDetail) > 0 {
 			fmt.Fprintf(&b, "  idle writes: %s\n  idle writes by object: %s\n", strings.Join(f.IdleWriteDetail, ", "), strings.Join(f.IdleWritePaths, ", "))
 		}

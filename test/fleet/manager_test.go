@@ -109,6 +109,17 @@ func (r requests) topWrites(per float64, n int) []string {
 	return writes.top(per, n)
 }
 
+// topReads lists the reads (get, list) by resource, most first.
+func (r requests) topReads(per float64, n int) []string {
+	reads := requests{}
+	for k, v := range r {
+		if verb, _, _ := strings.Cut(k, " "); verb == "get" || verb == "list" {
+			reads[k] = v
+		}
+	}
+	return reads.top(per, n)
+}
+
 // top lists the counts, most first, each divided by per.
 func (r requests) top(per float64, n int) []string {
 	type kv struct {

@@ -31,6 +31,7 @@ import (
 	"github.com/operator-manager/operator-manager/internal/bundles"
 	"github.com/operator-manager/operator-manager/internal/controller/catalogsource"
 	"github.com/operator-manager/operator-manager/internal/controller/finalizer"
+	"github.com/operator-manager/operator-manager/internal/crdready"
 	"github.com/operator-manager/operator-manager/internal/identity"
 	"github.com/operator-manager/operator-manager/internal/statuswrite"
 )
@@ -43,6 +44,9 @@ type Reconciler struct {
 	Client    client.Client
 	APIReader client.Reader
 	Recorder  events.EventRecorder
+	// CRDs remembers CRDs seen Established moments ago (shared by the Blueprint and CSV
+	// controllers), so an installation's passes do not GET each CRD again; nil: always read.
+	CRDs *crdready.Memo
 	// Bundles finds a revision's bundle: local cache, the copy in the cluster, the catalog.
 	Bundles  *bundles.Source
 	Catalogs *catalogsource.Store

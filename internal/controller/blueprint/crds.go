@@ -15,6 +15,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -145,8 +146,11 @@ func (r *Reconciler) planCRDs(ctx context.Context, s *scope, content *catalog.Bu
 		live := &apiextensionsv1.CustomResourceDefinition{}
 		if err := r.APIReader.Get(ctx, client.ObjectKey{Name: crd.Name}, live); err == nil {
 			st.live = live
+			r.CRDs.Saw(live)
 		} else if client.IgnoreNotFound(err) != nil {
 			return nil, false, err
+		} else {
+			r.CRDs.Forget(crd.Name)
 		}
 		switch {
 		case st.live != nil && (downgrade(s) || newerLive(st.live, s.bp.Spec.Package, s.work.Version)):
@@ -196,7 +200,7 @@ func (r *Reconciler) applyCRDs(ctx context.Context, s *scope, content *catalog.B
 		if r.checked.has(key) {
 			continue
 		}
-		live, m, v, err := crdsafety.Preflight(ctx, r.APIReader, dyn, st.crd, s.bp.Spec.Package)
+		live, m, v, err := crdsafety.PreflightLive(ctx, st.live, dyn, st.crd, s.bp.Spec.Package)
 		var notServed *crdsafety.NotServedError
 		if errors.As(err, &notServed) {
 			// A storage version switched a moment ago: served within moments.
@@ -273,7 +277,17 @@ func (r *Reconciler) applyCRDs(ctx context.Context, s *scope, content *catalog.B
 		if !st.write {
 			continue
 		}
-		if err := kubeapply.Apply(ctx, cl, st.crd); err != nil {
+		r.CRDs.Forget(st.crd.Name) // changed: its served versions are read again
+		stored, err := kubeapply.ApplyAndGet(ctx, cl, st.crd)
+		if err == nil {
+			// The apply's response is the CRD as stored, status included: a CRD that was
+			// Established before the change stays so, and needs no GET to tell.
+			applied := &apiextensionsv1.CustomResourceDefinition{}
+			if runtime.DefaultUnstructuredConverter.FromUnstructured(stored.Object, applied) == nil {
+				r.CRDs.Saw(applied)
+			}
+		}
+		if err != nil {
 			refusal := kubeapply.Classify(err)
 			if !refusal.Permanent {
 				return nil, false, err
@@ -290,8 +304,15 @@ func (r *Reconciler) applyCRDs(ctx context.Context, s *scope, content *catalog.B
 		if !st.write {
 			continue
 		}
+		if r.CRDs.Ready(st.crd.Name, "") {
+			continue
+		}
 		live := &apiextensionsv1.CustomResourceDefinition{}
-		if err := r.APIReader.Get(ctx, client.ObjectKey{Name: st.crd.Name}, live); err != nil || !established(live) {
+		err := r.APIReader.Get(ctx, client.ObjectKey{Name: st.crd.Name}, live)
+		if err == nil {
+			r.CRDs.Saw(live)
+		}
+		if err != nil || !established(live) {
 			// CRDs are not cached (the manager would hold every CRD of the cluster); they
 			// become Established within moments of being applied.
 			r.progress(s, ReasonWaitingForCRDs, "waiting for CRD "+st.crd.Name+" to be Established")

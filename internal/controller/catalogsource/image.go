@@ -103,12 +103,26 @@ func (r *Reconciler) registryOptions(ctx context.Context, cs *omv1.CatalogSource
 		}
 		return o, "", fmt.Errorf("spec.pullSecret: reading Secret %s: %w", key, err)
 	}
-	data, ok := sec.Data[corev1.DockerConfigJsonKey]
-	if !ok {
-		return o, "", fmt.Errorf("spec.pullSecret: Secret %s has no %s key (a Secret of type %s holds one)", key, corev1.DockerConfigJsonKey, corev1.SecretTypeDockerConfigJson)
+	data, err := PullSecretConfig(sec)
+	if err != nil {
+		return o, "", fmt.Errorf("spec.pullSecret: %w", err)
 	}
 	o.DockerConfig = data
 	return o, settings + " secret=" + sec.ResourceVersion, nil
+}
+
+// PullSecretConfig is the docker config a pull Secret holds: its .dockerconfigjson (a
+// kubernetes.io/dockerconfigjson Secret) or, as the kubelet also accepts, the legacy
+// .dockercfg (kubernetes.io/dockercfg). The manager and the console read a Secret the
+// same way, so a catalog the console can browse is one the manager can pull.
+func PullSecretConfig(sec *corev1.Secret) ([]byte, error) {
+	for _, k := range []string{corev1.DockerConfigJsonKey, corev1.DockerConfigKey} {
+		if data, ok := sec.Data[k]; ok {
+			return data, nil
+		}
+	}
+	return nil, fmt.Errorf("Secret %s/%s has neither a %s key (type %s) nor a %s key (type %s)", sec.Namespace, sec.Name,
+		corev1.DockerConfigJsonKey, corev1.SecretTypeDockerConfigJson, corev1.DockerConfigKey, corev1.SecretTypeDockercfg)
 }
 
 // loadImage polls an Image source: one HEAD request for the digest the reference names

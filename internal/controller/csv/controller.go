@@ -34,6 +34,7 @@ import (
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
 	"github.com/operator-manager/operator-manager/internal/bundles"
 	"github.com/operator-manager/operator-manager/internal/controller/finalizer"
+	"github.com/operator-manager/operator-manager/internal/crdready"
 	"github.com/operator-manager/operator-manager/internal/identity"
 	"github.com/operator-manager/operator-manager/internal/render"
 	"github.com/operator-manager/operator-manager/internal/statuswrite"
@@ -61,6 +62,9 @@ type Reconciler struct {
 	// the cluster would cost the manager far more memory than these few reads.
 	APIReader client.Reader
 	Recorder  events.EventRecorder
+	// CRDs remembers CRDs seen Established moments ago (shared by the Blueprint and CSV
+	// controllers), so an installation's passes do not GET each CRD again; nil: always read.
+	CRDs *crdready.Memo
 	// Bundles holds the bundles (local cache, then the copy stored in the cluster), for
 	// the bundle's other objects.
 	Bundles *bundles.Source

@@ -89,7 +89,8 @@ func (r *Reconciler) judge(ctx context.Context, s *scope) (bool, error) {
 }
 
 // healthInput gathers one Deployment, its pods, its ReplicaSets and its current template
-// hash; nil when the Deployment does not exist.
+// hash (the pods and ReplicaSets only when the verdict needs them: health.NeedsPods); nil
+// when the Deployment does not exist.
 func (r *Reconciler) healthInput(ctx context.Context, want *appsv1.Deployment) (*health.Input, error) {
 	// Read fresh: a cached Deployment may predate the apply just made, and would report
 	// the previous template's replicas as this version's.
@@ -99,6 +100,9 @@ func (r *Reconciler) healthInput(ctx context.Context, want *appsv1.Deployment) (
 			return nil, nil
 		}
 		return nil, err
+	}
+	if !health.NeedsPods(d) {
+		return &health.Input{Deployment: d}, nil // wholly available: judged from itself
 	}
 	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
 	if err != nil {

@@ -39,8 +39,17 @@ func (r *Reconciler) requirements(ctx context.Context, s *scope) (bool, error) {
 	var missing []string
 	check := func(d olm.CRDDescription) error {
 		st := olm.RequirementStatus{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition", Name: d.Name}
+		if r.CRDs.Ready(d.Name, d.Version) {
+			// Seen Established and serving d.Version moments ago (crdready): not read again.
+			st.Status, st.Message = olm.RequirementStatusReasonPresent, "CRD is present and Established"
+			status = append(status, st)
+			return nil
+		}
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		err := r.APIReader.Get(ctx, client.ObjectKey{Name: d.Name}, crd)
+		if err == nil {
+			r.CRDs.Saw(crd)
+		}
 		switch {
 		case apierrors.IsNotFound(err):
 			st.Status, st.Message = olm.RequirementStatusReasonNotPresent, "CRD is not present"
