@@ -67,7 +67,7 @@ fuzz: ## Run each fuzz target (every `func FuzzX` under internal/) for FUZZTIME 
 		pkg=./$$(dirname "$$file"); \
 		for target in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$$file"); do \
 			echo "go test -run '^\$$' -fuzz '^$$target\$$' -fuzztime $(FUZZTIME) $$pkg"; \
-			go test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) "$$pkg"; \
+			tools/fuzz-one.sh "$$target" "$(FUZZTIME)" "$$pkg" || exit 1; \
 			n=$$((n + 1)); \
 		done; \
 	done; \
