@@ -23,6 +23,7 @@ import (
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
 	"github.com/operator-manager/operator-manager/internal/access"
 	"github.com/operator-manager/operator-manager/internal/catalog"
+	"github.com/operator-manager/operator-manager/internal/crdready"
 	"github.com/operator-manager/operator-manager/internal/crdrepair"
 	"github.com/operator-manager/operator-manager/internal/crdsafety"
 	"github.com/operator-manager/operator-manager/internal/kubeapply"
@@ -279,14 +280,6 @@ func (r *Reconciler) applyCRDs(ctx context.Context, s *scope, content *catalog.B
 		}
 		r.CRDs.Forget(st.crd.Name) // changed: its served versions are read again
 		stored, err := kubeapply.ApplyAndGet(ctx, cl, st.crd)
-		if err == nil {
-			// The apply's response is the CRD as stored, status included: a CRD that was
-			// Established before the change stays so, and needs no GET to tell.
-			applied := &apiextensionsv1.CustomResourceDefinition{}
-			if runtime.DefaultUnstructuredConverter.FromUnstructured(stored.Object, applied) == nil {
-				r.CRDs.Saw(applied)
-			}
-		}
 		if err != nil {
 			refusal := kubeapply.Classify(err)
 			if !refusal.Permanent {
@@ -298,6 +291,12 @@ func (r *Reconciler) applyCRDs(ctx context.Context, s *scope, content *catalog.B
 				r.fail(s, ReasonCRDRefused, fmt.Sprintf("the API server refused CRD %s of %s: %v", st.crd.Name, content.CSV.Name, err))
 			}
 			return nil, true, nil
+		}
+		// The apply's response is the CRD as stored, status included: a CRD that was
+		// Established before the change stays so, and needs no GET to tell.
+		applied := &apiextensionsv1.CustomResourceDefinition{}
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(stored.Object, applied) == nil {
+			r.CRDs.Saw(applied)
 		}
 	}
 	for _, st := range plan {
@@ -312,7 +311,7 @@ func (r *Reconciler) applyCRDs(ctx context.Context, s *scope, content *catalog.B
 		if err == nil {
 			r.CRDs.Saw(live)
 		}
-		if err != nil || !established(live) {
+		if err != nil || !crdready.Established(live) {
 			// CRDs are not cached (the manager would hold every CRD of the cluster); they
 			// become Established within moments of being applied.
 			r.progress(s, ReasonWaitingForCRDs, "waiting for CRD "+st.crd.Name+" to be Established")

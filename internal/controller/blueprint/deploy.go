@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/blang/semver/v4"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -370,16 +369,6 @@ func phaseOrNew(p omv1alpha1.CSVPhase) string {
 		return "new"
 	}
 	return string(p)
-}
-
-// established reports whether the API server serves a CRD.
-func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
-	for _, c := range crd.Status.Conditions {
-		if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-			return true
-		}
-	}
-	return false
 }
 
 func subscriptionName(bp *omv1.Blueprint) string {

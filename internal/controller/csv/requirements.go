@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
+	"github.com/operator-manager/operator-manager/internal/crdready"
 	"github.com/operator-manager/operator-manager/internal/health"
 	"github.com/operator-manager/operator-manager/internal/nativeapi"
 	"github.com/operator-manager/operator-manager/internal/render"
@@ -55,7 +56,7 @@ func (r *Reconciler) requirements(ctx context.Context, s *scope) (bool, error) {
 			st.Status, st.Message = olm.RequirementStatusReasonNotPresent, "CRD is not present"
 		case err != nil:
 			return err
-		case !established(crd):
+		case !crdready.Established(crd):
 			st.Status, st.Message = olm.RequirementStatusReasonNotAvailable, "CRD is not yet Established"
 			if why := notEstablishedBecause(crd); why != "" {
 				st.Message = "CRD is not Established: " + why // e.g. "The conversion webhook CABundle is invalid"
@@ -136,15 +137,6 @@ func (r *Reconciler) requirements(ctx context.Context, s *scope) (bool, error) {
 	}
 	s.decide(omv1alpha1.CSVInstallReady, ReasonRequirementsMet, "all requirements met")
 	return false, nil
-}
-
-func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
-	for _, c := range crd.Status.Conditions {
-		if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-			return true
-		}
-	}
-	return false
 }
 
 // notEstablishedBecause is the API server's message on a CRD it refused to establish.
