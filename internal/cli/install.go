@@ -343,7 +343,7 @@ func waitSubscription(ctx context.Context, c client.Client, key client.ObjectKey
 		}
 		ok, res := done(sub, bp, gone)
 		result = res
-		return progressLine(sub, gone), ok, nil
+		return progressLine(sub, bp, gone), ok, nil
 	}, wake)
 	if err != nil {
 		return err
@@ -351,7 +351,10 @@ func waitSubscription(ctx context.Context, c client.Client, key client.ObjectKey
 	return result
 }
 
-func progressLine(sub *omv1.Subscription, gone bool) string {
+// progressLine is what a wait prints: the Subscription's status and Ready condition, and
+// while a change is in progress the Blueprint's words for it, which are fresher (the
+// Subscription repeats them only now and then: statuswrite.SummaryInterval).
+func progressLine(sub *omv1.Subscription, bp *omv1.Blueprint, gone bool) string {
 	if gone {
 		return "subscription is gone"
 	}
@@ -359,10 +362,14 @@ func progressLine(sub *omv1.Subscription, gone bool) string {
 	if sub.Status.Opstatus != "" {
 		parts = append(parts, sub.Status.Opstatus)
 	}
-	for _, typ := range []string{omv1.ConditionReady} {
-		if c := meta.FindStatusCondition(sub.Status.Conditions, typ); c != nil {
-			parts = append(parts, fmt.Sprintf("%s=%s (%s): %s", c.Type, c.Status, c.Reason, c.Message))
+	if c := meta.FindStatusCondition(sub.Status.Conditions, omv1.ConditionReady); c != nil {
+		msg := c.Message
+		if bp != nil {
+			if p := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionProgressing); p != nil && p.Status == metav1.ConditionTrue {
+				msg = p.Message
+			}
 		}
+		parts = append(parts, fmt.Sprintf("%s=%s (%s): %s", c.Type, c.Status, c.Reason, msg))
 	}
 	if len(parts) == 0 {
 		return "waiting for the manager to pick the Subscription up"

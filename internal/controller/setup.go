@@ -45,7 +45,14 @@ func setup(mgr ctrl.Manager, o manager.Options) error {
 	ids := &identity.Clients{Own: mgr.GetClient(), OwnReader: mgr.GetAPIReader(), Config: mgr.GetConfig(),
 		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()}
 	rec := mgr.GetEventRecorder(EventSource)
-	crds := &crdready.Memo{}
+	crdCache, err := crdready.NewCache(mgr.GetConfig(), mgr.GetScheme(), mgr.GetRESTMapper())
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(crdCache); err != nil {
+		return err
+	}
+	crds := &crdready.Memo{Cache: crdCache}
 	c := mgr.GetClient()
 	w := o.Workers
 	if err := (&catalogsource.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: rec, Store: store, AllowedDirs: o.CatalogDirs, CacheDir: o.CacheDir}).SetupWithManager(mgr); err != nil {
@@ -60,7 +67,7 @@ func setup(mgr ctrl.Manager, o manager.Options) error {
 		Workers: w.Subscription}).SetupWithManager(mgr); err != nil {
 		return err
 	}
-	if err := (&blueprint.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: rec, Bundles: source, Catalogs: store, CRDs: crds,
+	if err := (&blueprint.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: rec, Bundles: source, Catalogs: store, CRDs: crds, CRDCache: crdCache,
 		Identities: ids, Access: access.Checker{Clients: ids}, DefaultServiceAccount: o.DefaultServiceAccount,
 		Workers: w.Blueprint}).SetupWithManager(mgr); err != nil {
 		return err

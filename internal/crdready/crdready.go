@@ -1,15 +1,19 @@
-// Package crdready remembers, for a short while, which CRDs this process saw Established
-// and which versions they served then.
+// Package crdready tells whether a CRD is Established and serves a version, and what the
+// cluster's copy of a CRD carries in its annotations, without reading whole CRDs again
+// and again.
 //
-// CRDs are not cached by the manager (an informer would hold every CRD schema of the
-// cluster), so every "is it Established?" is a GET of a whole CRD, often hundreds of KiB.
-// An installation asks it many times within seconds: the Blueprint controller after
-// applying its CRDs, then the CSV controller on each pass of the health gate. A CRD seen
-// Established a moment ago is Established now, so a positive sighting is trusted for
-// TTL, and only a positive one: a CRD missing, not yet Established or not serving a
-// version is always read again, so a wait ends as soon as the API server says it may.
-// The cost of trusting it is bounded by TTL: a CRD deleted since is reported missing at
-// most TTL later.
+// The manager's own cache holds no CRDs (an informer would hold every CRD schema of the
+// cluster, often hundreds of KiB each). Two things stand in for reads:
+//
+//   - A cache of its own (NewCache) of every CRD without its schemas, a few KiB each: it
+//     answers "Established? serving v1?" and gives the annotations the Blueprint controller
+//     decides by, and its watch brings an installation back the moment its CRD becomes
+//     Established (no polling).
+//   - A memo of sightings: a CRD read from the API server or returned by an apply moments
+//     ago Established is Established now, trusted for TTL, and only a positive sighting:
+//     the apply's response often says so before the cache has the CRD at all. The cost of
+//     trusting it is bounded by TTL: a CRD deleted since is reported missing at most TTL
+//     later.
 package crdready
 
 import (
@@ -17,6 +21,7 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // TTL is how long a sighting is trusted.
@@ -30,6 +35,9 @@ const maxEntries = 4096
 type Memo struct {
 	// Now is the clock (tests); nil means time.Now.
 	Now func() time.Time
+	// Cache, when set, holds every CRD of the cluster without its schemas (NewCache): a
+	// CRD it shows Established and serving the version asked for is ready without a read.
+	Cache client.Reader
 
 	mu sync.Mutex
 	m  map[string]sighting
@@ -105,6 +113,14 @@ func (m *Memo) Ready(name, version string) bool {
 	if m == nil {
 		return false
 	}
+	if m.sighted(name, version) {
+		return true
+	}
+	crd, ok := m.Cached(name)
+	return ok && Established(crd) && (version == "" || served(crd, version))
+}
+
+func (m *Memo) sighted(name, version string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s, ok := m.m[name]
@@ -116,4 +132,13 @@ func (m *Memo) Ready(name, version string) bool {
 		return false
 	}
 	return version == "" || s.served[version]
+}
+
+func served(crd *apiextensionsv1.CustomResourceDefinition, version string) bool {
+	for _, v := range crd.Spec.Versions {
+		if v.Name == version && v.Served {
+			return true
+		}
+	}
+	return false
 }

@@ -17,6 +17,9 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
+	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -37,6 +40,54 @@ type Store struct {
 	// APIReader: a cached Get of a Secret would start an informer on every Secret of the
 	// cluster, which needs list and watch and holds them all in memory.
 	Reader client.Reader
+
+	// saved remembers, for a while, the entries this Store wrote or found complete: the
+	// passes of one revision keep a bundle, and each would read its first Secret again.
+	mu    sync.Mutex
+	saved map[string]time.Time
+}
+
+// savedFor is how long an entry found complete is trusted without a read: the passes of
+// one revision, not the life of the process (an entry deleted behind the manager's back is
+// written again by the next revision that keeps it after that).
+const savedFor = 2 * time.Minute
+
+func savedKey(owner *omv1.Blueprint, digest string) string {
+	return owner.Namespace + "/" + owner.Name + "/" + string(owner.UID) + "/" + digest
+}
+
+func (s *Store) knownSaved(key string, now time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at, ok := s.saved[key]
+	return ok && now.Sub(at) < savedFor
+}
+
+func (s *Store) markSaved(key string, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.saved == nil {
+		s.saved = map[string]time.Time{}
+	}
+	if len(s.saved) >= 1024 {
+		for k, at := range s.saved {
+			if now.Sub(at) >= savedFor {
+				delete(s.saved, k)
+			}
+		}
+	}
+	s.saved[key] = now
+}
+
+func (s *Store) forgetSaved(namespace, blueprint, digest string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	prefix := namespace + "/" + blueprint + "/"
+	for k := range s.saved {
+		if strings.HasPrefix(k, prefix) && strings.HasSuffix(k, "/"+digest) {
+			delete(s.saved, k)
+		}
+	}
 }
 
 func (s *Store) reader() client.Reader {
@@ -67,6 +118,18 @@ func (s *Store) Save(ctx context.Context, owner *omv1.Blueprint, digest string, 
 	if owner.UID == "" {
 		return fmt.Errorf("storing bundle %s: Blueprint %s/%s has no UID to own it", digest, owner.Namespace, owner.Name)
 	}
+	key := savedKey(owner, digest)
+	if s.knownSaved(key, time.Now()) {
+		return nil
+	}
+	if err := s.save(ctx, owner, digest, files); err != nil {
+		return err
+	}
+	s.markSaved(key, time.Now())
+	return nil
+}
+
+func (s *Store) save(ctx context.Context, owner *omv1.Blueprint, digest string, files []catalog.File) error {
 	_, existing, err := assemble(owner.Namespace, owner.Name, digest, s.get(ctx, owner.Namespace))
 	switch {
 	case err == nil && ownedBy(existing, owner.UID):
@@ -147,6 +210,9 @@ func (s *Store) Load(ctx context.Context, namespace, blueprint, digest string) (
 		return nil, fmt.Errorf("loading stored bundle: invalid digest %q", digest)
 	}
 	files, _, err := assemble(namespace, blueprint, digest, s.get(ctx, namespace))
+	if errors.Is(err, ErrNotStored) || errors.Is(err, ErrCorrupt) {
+		s.forgetSaved(namespace, blueprint, digest) // the next Save writes it again
+	}
 	return files, err
 }
 
@@ -155,6 +221,7 @@ func (s *Store) Delete(ctx context.Context, namespace, blueprint, digest string)
 	if !catalog.ValidDigest(digest) {
 		return fmt.Errorf("deleting stored bundle: invalid digest %q", digest)
 	}
+	s.forgetSaved(namespace, blueprint, digest)
 	base := SecretName(blueprint, digest)
 	first := &corev1.Secret{}
 	err := s.reader().Get(ctx, client.ObjectKey{Namespace: namespace, Name: base}, first)

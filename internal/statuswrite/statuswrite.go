@@ -21,6 +21,12 @@ import (
 // DefaultInterval is how stale a progress report may be.
 const DefaultInterval = 5 * time.Second
 
+// SummaryInterval is how stale the progress words of a summary may be: an object that
+// repeats another's progress (a Subscription, the Blueprint's), whose phase and condition
+// statuses are still written at once. Readers that want the live words read the source,
+// as `install --wait` does.
+const SummaryInterval = 30 * time.Second
+
 // Throttle remembers when each object's status was last written, in this process. It is
 // safe for concurrent reconciles. A process that has not written an object's status yet
 // (a restart) writes at once.

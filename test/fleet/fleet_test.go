@@ -359,6 +359,12 @@ func runManager(t *testing.T, c *harness.Cluster, s settings, items []item, fig 
 		t.Fatal(err)
 	}
 	start := time.Now()
+	if s.pprof != "" {
+		// The CPU profile of the install itself: where the manager's share of the two
+		// cores goes while the fleet installs.
+		cpuDone := saveCPUProfile(t, s.pprof, 30*time.Second)
+		defer func() { <-cpuDone }()
+	}
 	errs, _ := inParallel(items, s.concurrency, func(it *item) error { return subscribe(ctx, c.Client, it, "", nil) })
 	for _, msg := range failures(items, errs) {
 		t.Fatalf("creating Subscriptions: %s", msg)

@@ -289,6 +289,29 @@ func countPaths(writes []string) requests {
 	return out
 }
 
+// saveCPUProfile records the manager's CPU profile for d, in the background, into dir; the
+// channel is closed when it is written.
+func saveCPUProfile(t *testing.T, dir string, d time.Duration) chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:16060/debug/pprof/profile?seconds=%d", int(d.Seconds())))
+		if err != nil {
+			t.Logf("CPU profile: %v", err)
+			return
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		path := filepath.Join(dir, fmt.Sprintf("manager-cpu-%d.pb.gz", time.Now().Unix()))
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Logf("CPU profile: %v", err)
+			return
+		}
+		t.Logf("CPU profile of the manager during the install: %s", path)
+	}()
+	return done
+}
+
 // saveHeapProfile writes the manager's heap profile (pprof) into dir.
 func saveHeapProfile(t *testing.T, m *harness.Manager, dir string) {
 	resp, err := http.Get("http://127.0.0.1:16060/debug/pprof/heap")

@@ -12,16 +12,19 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -47,6 +50,9 @@ type Reconciler struct {
 	// CRDs remembers CRDs seen Established moments ago (shared by the Blueprint and CSV
 	// controllers), so an installation's passes do not GET each CRD again; nil: always read.
 	CRDs *crdready.Memo
+	// CRDCache is the schema-less cache of CRDs behind CRDs (crdready.NewCache), watched
+	// for the installations each CRD names as providers; nil: CRDs are not watched.
+	CRDCache cache.Cache
 	// Bundles finds a revision's bundle: local cache, the copy in the cluster, the catalog.
 	Bundles  *bundles.Source
 	Catalogs *catalogsource.Store
@@ -85,7 +91,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr)
+	if r.CRDCache != nil {
+		// A CRD becoming Established (or changed) brings back the installations it
+		// names as providers: the wait after applying CRDs is a watch, not a poll.
+		b = b.WatchesRawSource(source.Kind(r.CRDCache, &apiextensionsv1.CustomResourceDefinition{},
+			handler.TypedEnqueueRequestsFromMapFunc(providersOfCRD)))
+	}
+	return b.
 		For(&omv1.Blueprint{}).
 		Owns(&omv1alpha1.ClusterServiceVersion{}).
 		Watches(&omv1.Subscription{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {

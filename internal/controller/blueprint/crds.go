@@ -144,22 +144,28 @@ func (r *Reconciler) planCRDs(ctx context.Context, s *scope, content *catalog.Bu
 			return nil, false, err
 		}
 		annotate(crd, s.bp.Spec.Package, s.work.Version, st.hash)
-		live := &apiextensionsv1.CustomResourceDefinition{}
-		if err := r.APIReader.Get(ctx, client.ObjectKey{Name: crd.Name}, live); err == nil {
-			st.live = live
-			r.CRDs.Saw(live)
-		} else if client.IgnoreNotFound(err) != nil {
-			return nil, false, err
+		// The cached copy (no schema) decides a CRD that stays as it is; one to write, or
+		// one the cache does not hold yet, is read whole: the preflight needs it, and the
+		// cache may not show a change made a moment ago.
+		if cached, ok := r.CRDs.Cached(crd.Name); ok && kept(s, cached, st.hash) {
+			st.live = cached
 		} else {
-			r.CRDs.Forget(crd.Name)
+			live := &apiextensionsv1.CustomResourceDefinition{}
+			if err := r.APIReader.Get(ctx, client.ObjectKey{Name: crd.Name}, live); err == nil {
+				st.live = live
+				r.CRDs.Saw(live)
+			} else if client.IgnoreNotFound(err) != nil {
+				return nil, false, err
+			} else {
+				r.CRDs.Forget(crd.Name)
+			}
 		}
-		switch {
-		case st.live != nil && (downgrade(s) || newerLive(st.live, s.bp.Spec.Package, s.work.Version)):
+		if st.live != nil && kept(s, st.live, st.hash) {
 			st.write = false
-			st.changes = append(st.changes, fmt.Sprintf("kept the cluster's CRD, which a newer version (%s) installed: not replaced by this older version's",
-				st.live.Annotations[AnnotationCRDVersion]))
-		case st.live != nil && st.live.Annotations[omv1.AnnotationCRDHash] == st.hash:
-			st.write = false
+			if st.live.Annotations[omv1.AnnotationCRDHash] != st.hash {
+				st.changes = append(st.changes, fmt.Sprintf("kept the cluster's CRD, which a newer version (%s) installed: not replaced by this older version's",
+					st.live.Annotations[AnnotationCRDVersion]))
+			}
 		}
 		plan = append(plan, st)
 	}
@@ -274,12 +280,20 @@ func (r *Reconciler) applyCRDs(ctx context.Context, s *scope, content *catalog.B
 			repairs = append(repairs, omv1alpha1.CRDRepair{Name: st.crd.Name, Changes: st.changes})
 		}
 	}
-	for _, st := range plan {
+	key, value := ProviderKey(s.bp.Namespace, s.bp.Name), providerValue(s.bp, s.work.CSVName)
+	for i, st := range plan {
 		if !st.write {
 			continue
 		}
+		carryProviders(st.crd, st.live, key, value)
 		r.CRDs.Forget(st.crd.Name) // changed: its served versions are read again
 		stored, err := kubeapply.ApplyAndGet(ctx, cl, st.crd)
+		if apierrors.IsConflict(err) {
+			// Changed since the plan read it (another installation's record, a migration's
+			// stored versions): planned again from a fresh read.
+			s.result = ctrl.Result{RequeueAfter: 200 * time.Millisecond}
+			return nil, true, nil
+		}
 		if err != nil {
 			refusal := kubeapply.Classify(err)
 			if !refusal.Permanent {
@@ -297,6 +311,7 @@ func (r *Reconciler) applyCRDs(ctx context.Context, s *scope, content *catalog.B
 		applied := &apiextensionsv1.CustomResourceDefinition{}
 		if runtime.DefaultUnstructuredConverter.FromUnstructured(stored.Object, applied) == nil {
 			r.CRDs.Saw(applied)
+			plan[i].live = applied // carries this installation's provider record now
 		}
 	}
 	for _, st := range plan {
@@ -305,6 +320,19 @@ func (r *Reconciler) applyCRDs(ctx context.Context, s *scope, content *catalog.B
 		}
 		if r.CRDs.Ready(st.crd.Name, "") {
 			continue
+		}
+		// With CRDs watched, the CRD's event brings this Blueprint back once it is
+		// Established (it carries the installation's provider record: providersOfCRD),
+		// and the requeue is only a floor. A CRD the cache does not hold yet (created a
+		// moment ago) is read.
+		wait := 500 * time.Millisecond
+		if r.CRDs.Watched() {
+			wait = 5 * time.Second
+			if _, ok := r.CRDs.Cached(st.crd.Name); ok {
+				r.progress(s, ReasonWaitingForCRDs, "waiting for CRD "+st.crd.Name+" to be Established")
+				s.result = ctrl.Result{RequeueAfter: wait}
+				return nil, true, nil
+			}
 		}
 		live := &apiextensionsv1.CustomResourceDefinition{}
 		err := r.APIReader.Get(ctx, client.ObjectKey{Name: st.crd.Name}, live)
@@ -315,12 +343,19 @@ func (r *Reconciler) applyCRDs(ctx context.Context, s *scope, content *catalog.B
 			// CRDs are not cached (the manager would hold every CRD of the cluster); they
 			// become Established within moments of being applied.
 			r.progress(s, ReasonWaitingForCRDs, "waiting for CRD "+st.crd.Name+" to be Established")
-			s.result = ctrl.Result{RequeueAfter: 500 * time.Millisecond}
+			s.result = ctrl.Result{RequeueAfter: wait}
 			return nil, true, client.IgnoreNotFound(err)
 		}
 	}
 	sort.Slice(repairs, func(i, j int) bool { return repairs[i].Name < repairs[j].Name })
 	return repairs, false, nil
+}
+
+// kept says whether the cluster's CRD stays as it is for this revision: it is already as
+// this version applies it, or it is newer (a downgrade, or a newer version of the package
+// installed it) and an older version's CRD never replaces it.
+func kept(s *scope, live *apiextensionsv1.CustomResourceDefinition, hash string) bool {
+	return live.Annotations[omv1.AnnotationCRDHash] == hash || downgrade(s) || newerLive(live, s.bp.Spec.Package, s.work.Version)
 }
 
 // crdHash is the digest of a CRD as this package version applies it.

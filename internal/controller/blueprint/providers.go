@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	"github.com/operator-manager/operator-manager/internal/catalog"
@@ -46,8 +47,45 @@ func providerValue(bp *omv1.Blueprint, csv string) string {
 	return bp.Namespace + "/" + bp.Name + " " + csv
 }
 
+// providersOfCRD maps a CRD to the Blueprints its provider records name.
+func providersOfCRD(_ context.Context, crd *apiextensionsv1.CustomResourceDefinition) []reconcile.Request {
+	var out []reconcile.Request
+	for k, v := range crd.Annotations {
+		if !strings.HasPrefix(k, ProviderAnnotationPrefix) {
+			continue
+		}
+		who, _, _ := strings.Cut(v, " ")
+		ns, name, ok := strings.Cut(who, "/")
+		if ok && ns != "" && name != "" {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}})
+		}
+	}
+	return out
+}
+
+// carryProviders puts the installation's provider record into a CRD about to be applied,
+// with every other installation's record the live CRD carries, so the one apply writes
+// the record too (no second write per CRD). The apply is made conditional on the live
+// resourceVersion: records of others are owned by this apply from then on, and an apply
+// from a stale read would bring back a record removed meanwhile; a conflict is retried
+// from a fresh read. A CRD created by two installations at the same moment can lose the
+// first one's record to the second apply; recordProviders, on the pass that reaches the
+// CSV, finds that from the plan's fresh read and patches it back.
+func carryProviders(crd, live *apiextensionsv1.CustomResourceDefinition, key, value string) {
+	if live != nil {
+		crd.ResourceVersion = live.ResourceVersion
+		for k, v := range live.Annotations {
+			if strings.HasPrefix(k, ProviderAnnotationPrefix) {
+				crd.Annotations[k] = v
+			}
+		}
+	}
+	crd.Annotations[key] = value
+}
+
 // recordProviders records the installation on each CRD of its bundle, once per version:
-// a CRD whose live copy already carries the record is not written.
+// a CRD whose live copy already carries the record (as every CRD this pass applied does)
+// is not written.
 func (r *Reconciler) recordProviders(ctx context.Context, s *scope, plan []crdStep, csv string) {
 	cl, err := r.Identities.For(s.id)
 	if err != nil {

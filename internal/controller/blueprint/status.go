@@ -47,15 +47,23 @@ func (r *Reconciler) open(s *scope, rev *omv1.Revision) {
 		r.event(bp, true, omv1.ReasonRolledBack, "Rolling back to %s (revision %d): %s", rev.CSVName, rev.Revision, failed)
 		metrics.Rollbacks.WithLabelValues(bp.Spec.Package, "automatic").Inc()
 	case omv1.TriggerUpgrade, omv1.TriggerDowngrade:
-		r.event(bp, false, string(rev.Trigger)+"Started", "Changing %s to %s (revision %d)", bp.Status.CurrentCSV, rev.CSVName, rev.Revision)
+		r.event(bp, false, string(rev.Trigger)+"Started", "Changing %s to %s (revision %d)%s", bp.Status.CurrentCSV, rev.CSVName, rev.Revision, fromCatalog(bp))
 		if rev.Trigger == omv1.TriggerUpgrade {
 			metrics.Upgrades.WithLabelValues(bp.Spec.Package).Inc()
 		} else {
 			metrics.Rollbacks.WithLabelValues(bp.Spec.Package, "manual").Inc()
 		}
 	default:
-		r.event(bp, false, string(rev.Trigger)+"Started", "%s %s (revision %d)", rev.Trigger, rev.CSVName, rev.Revision)
+		r.event(bp, false, string(rev.Trigger)+"Started", "%s %s (revision %d)%s", rev.Trigger, rev.CSVName, rev.Revision, fromCatalog(bp))
 	}
+}
+
+// fromCatalog names the catalog of the Blueprint's target in an event, when it has one.
+func fromCatalog(bp *omv1.Blueprint) string {
+	if bp.Spec.Catalog == "" {
+		return ""
+	}
+	return " from catalog " + bp.Spec.Catalog
 }
 
 // failedRevision describes the newest failed revision, for rollback messages.

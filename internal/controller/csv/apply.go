@@ -85,6 +85,9 @@ func (r *Reconciler) apply(ctx context.Context, s *scope) (bool, error) {
 			return r.refused(s, err)
 		}
 		inventory = append(inventory, entryOf(applied))
+		if applied.GetKind() == "Deployment" {
+			r.applied.set(applied.GetNamespace(), applied.GetName(), applied.GetUID(), applied.GetGeneration())
+		}
 	}
 	if err := r.prune(ctx, s, inventory); err != nil {
 		return true, err

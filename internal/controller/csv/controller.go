@@ -77,6 +77,12 @@ type Reconciler struct {
 
 	// stale tells a reconcile whose cached CSV predates this process's last status write.
 	stale statuswrite.Stale
+	// status spaces the writes of progress alone (a Deployment's replica counts moving
+	// while the phase and its reason stay), as for Subscriptions and Blueprints.
+	status statuswrite.Throttle
+	// applied tells the health check whether the cached copy of a Deployment has seen
+	// this process's last apply of it.
+	applied watermarks
 }
 
 // +kubebuilder:rbac:groups=operators.coreos.com.operator-manager.domain,resources=clusterserviceversions,verbs=get;list;watch;create;update;patch;delete
@@ -142,11 +148,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		if equality.Semantic.DeepEqual(orig.Status, csv.Status) {
 			return
 		}
+		now := time.Now()
+		if wait := r.status.Wait(csv.UID, progressOnly(orig.Status, csv.Status), now); wait > 0 {
+			statuswrite.RequeueWithin(&result, wait)
+			return
+		}
 		// Optimistic lock: the status holds the gate's state, and two workers or two
 		// processes must never both write it from stale copies.
 		err := r.Client.Status().Patch(ctx, csv, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
 		if err == nil {
-			r.stale.Wrote(string(csv.UID), orig.ResourceVersion, csv.ResourceVersion, time.Now())
+			r.status.Wrote(csv.UID, now)
+			r.stale.Wrote(string(csv.UID), orig.ResourceVersion, csv.ResourceVersion, now)
 			for _, f := range s.onWritten {
 				f()
 			}

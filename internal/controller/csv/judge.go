@@ -92,14 +92,22 @@ func (r *Reconciler) judge(ctx context.Context, s *scope) (bool, error) {
 // hash (the pods and ReplicaSets only when the verdict needs them: health.NeedsPods); nil
 // when the Deployment does not exist.
 func (r *Reconciler) healthInput(ctx context.Context, want *appsv1.Deployment) (*health.Input, error) {
-	// Read fresh: a cached Deployment may predate the apply just made, and would report
-	// the previous template's replicas as this version's.
+	// From the cache, unless it has not yet seen this process's last apply of the
+	// Deployment: a copy older than that would report the previous template's replicas as
+	// this version's, and is read fresh instead.
 	d := &appsv1.Deployment{}
-	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(want), d); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, nil
-		}
+	err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), d)
+	if err != nil && !apierrors.IsNotFound(err) {
 		return nil, err
+	}
+	if err != nil || !r.applied.covers(d) {
+		d = &appsv1.Deployment{}
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(want), d); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil, nil
+			}
+			return nil, err
+		}
 	}
 	if !health.NeedsPods(d) {
 		return &health.Input{Deployment: d}, nil // wholly available: judged from itself

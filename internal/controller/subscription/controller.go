@@ -63,6 +63,7 @@ type Reconciler struct {
 // Subscription when a CatalogSource changes, so a catalog that was not ready, or has
 // gained the version asked for, is picked up without a poll.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.status.Interval = statuswrite.SummaryInterval
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&omv1.Subscription{}).
 		Owns(&omv1.Blueprint{}).
@@ -118,6 +119,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.
 			return
 		}
 		now := time.Now()
+		// A summary: its words wait longer (statuswrite.SummaryInterval); what says
+		// something new (its opstatus, a condition turning or appearing) does not.
 		progressOnly := statuswrite.StatusProgressOnly(orig.Status, sub.Status, func(s *omv1.SubscriptionStatus) *[]metav1.Condition { return &s.Conditions })
 		if wait := r.status.Wait(sub.UID, progressOnly, now); wait > 0 {
 			statuswrite.RequeueWithin(&out, wait)
@@ -361,13 +364,13 @@ func (r *Reconciler) writeBlueprint(ctx context.Context, sub *omv1.Subscription,
 		if err := r.Client.Create(ctx, bp); err != nil {
 			return fmt.Errorf("creating Blueprint %s/%s: %w", bp.Namespace, bp.Name, err)
 		}
-		r.Recorder.Eventf(sub, nil, corev1.EventTypeNormal, "Resolved", "Resolve", "Installing %s from catalog %s", b.CSVName, res.catalog)
+		// No event here: the Blueprint's own (InstallStarted, UpgradeStarted) tells the
+		// same change, with its revision, one write instead of two.
 		return nil
 	}
 	if err := r.Client.Patch(ctx, bp, patch); err != nil {
 		return fmt.Errorf("updating Blueprint %s/%s: %w", bp.Namespace, bp.Name, err)
 	}
-	r.Recorder.Eventf(sub, nil, corev1.EventTypeNormal, "Resolved", "Resolve", "Changing %s to %s", bp.Spec.OldVersion, b.CSVName)
 	return nil
 }
 
