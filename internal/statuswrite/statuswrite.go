@@ -25,7 +25,7 @@ const DefaultInterval = 5 * time.Second
 // repeats another's progress (a Subscription, the Blueprint's), whose phase and condition
 // statuses are still written at once. Readers that want the live words read the source,
 // as `install --wait` does.
-const SummaryInterval = 30 * time.Second
+const SummaryInterval = 60 * time.Second
 
 // Throttle remembers when each object's status was last written, in this process. It is
 // safe for concurrent reconciles. A process that has not written an object's status yet

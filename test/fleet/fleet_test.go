@@ -157,6 +157,9 @@ type fleetFigures struct {
 	RSSSettledMiB float64 `json:"rssSettledMiB"`
 	// RSSAnonMiB is the settled RSS less the binary's mapped pages: heap, stacks, runtime.
 	RSSAnonMiB float64 `json:"rssAnonMiB"`
+	// GoMemory is the Go runtime's own account of the settled manager (go_memstats_*, in
+	// MiB): what of the anonymous memory is heap in use, heap free but not returned, stacks.
+	GoMemory map[string]float64 `json:"goMemoryMiB,omitempty"`
 }
 
 // lifecycleFigures are one operator's install, upgrade, rollback by hand, and an upgrade
@@ -408,6 +411,7 @@ func runManager(t *testing.T, c *harness.Cluster, s settings, items []item, fig 
 	fig.IdleWritePaths = countPaths(loggedWrites(m)[writesBefore:]).top(1, 20)
 	rss, peak, anon := memory(m.Cmd.Process.Pid)
 	fig.RSSSettledMiB, fig.RSSPeakMiB, fig.RSSAnonMiB = round2(rss), round2(peak), round2(anon)
+	fig.GoMemory = goMemory(m)
 	if s.pprof != "" {
 		saveHeapProfile(t, m, s.pprof)
 	}
@@ -595,6 +599,9 @@ func writeReport(t *testing.T, s settings, rep *report) {
 		fmt.Fprintf(&b, "  objects per install by kind: %s\n", strings.Join(f.ObjectsByKind, ", "))
 		fmt.Fprintf(&b, "  writes per install by resource: %s\n", strings.Join(f.WritesByResource, ", "))
 		fmt.Fprintf(&b, "  reads per install by resource: %s\n", strings.Join(f.ReadsByResource, ", "))
+		if len(f.GoMemory) > 0 {
+			fmt.Fprintf(&b, "  settled Go memory (MiB): %s\n", formatMemory(f.GoMemory))
+		}
 		if len(f.IdleWriteDetail) > 0 {
 			fmt.Fprintf(&b, "  idle writes: %s\n  idle writes by object: %s\n", strings.Join(f.IdleWriteDetail, ", "), strings.Join(f.IdleWritePaths, ", "))
 		}

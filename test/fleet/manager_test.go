@@ -289,6 +289,50 @@ func countPaths(writes []string) requests {
 	return out
 }
 
+// goMemory reads the manager's go_memstats gauges (MiB) and its count of collections.
+func goMemory(m *harness.Manager) map[string]float64 {
+	resp, err := http.Get("http://" + m.Metrics + "/metrics")
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	want := map[string]string{"go_memstats_heap_inuse_bytes": "heap in use", "go_memstats_heap_idle_bytes": "heap idle",
+		"go_memstats_heap_released_bytes": "heap released", "go_memstats_stack_inuse_bytes": "stacks",
+		"go_memstats_sys_bytes": "from the system", "go_gc_duration_seconds_count": "collections"}
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		name, value, ok := strings.Cut(sc.Text(), " ")
+		label, wanted := want[name]
+		if !ok || !wanted {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil {
+			continue
+		}
+		if name != "go_gc_duration_seconds_count" {
+			v = round2(v / (1 << 20))
+		}
+		out[label] = v
+	}
+	return out
+}
+
+func formatMemory(m map[string]float64) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %g", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
 // saveCPUProfile records the manager's CPU profile for d, in the background, into dir; the
 // channel is closed when it is written.
 func saveCPUProfile(t *testing.T, dir string, d time.Duration) chan struct{} {
