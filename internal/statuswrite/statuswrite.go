@@ -22,9 +22,9 @@ import (
 const DefaultInterval = 5 * time.Second
 
 // SummaryInterval is how stale the progress words of a summary may be: an object that
-// repeats another's progress (a Subscription, the Blueprint's), whose phase and condition
-// statuses are still written at once. Readers that want the live words read the source,
-// as `install --wait` does.
+// repeats another's progress (a Subscription, the Blueprint's), whose phase, condition
+// statuses and reasons are still written at once. Readers that want the live words read
+// the source, as `install --wait` does.
 const SummaryInterval = 60 * time.Second
 
 // Throttle remembers when each object's status was last written, in this process. It is
@@ -90,6 +90,21 @@ func ProgressOnly(before, after []metav1.Condition) bool {
 	for i := range before {
 		b, a := before[i], after[i]
 		if b.Type != a.Type || b.Status != a.Status || !b.LastTransitionTime.Equal(&a.LastTransitionTime) {
+			return false
+		}
+	}
+	return true
+}
+
+// SameReasons says whether two lists of conditions, the same but for words
+// (ProgressOnly), keep every reason. A summary's reason says what it waits on
+// (WaitingForNativeAPIs, BundleUnavailable) and is news; its message is the detail.
+func SameReasons(before, after []metav1.Condition) bool {
+	if len(before) != len(after) {
+		return false
+	}
+	for i := range before {
+		if before[i].Reason != after[i].Reason {
 			return false
 		}
 	}

@@ -132,3 +132,23 @@ func TestRequeueWithin(t *testing.T) {
 		t.Errorf("RequeueAfter = %s, want 1s", r.RequeueAfter)
 	}
 }
+
+func TestSameReasons(t *testing.T) {
+	c := func(reason, msg string) metav1.Condition {
+		return metav1.Condition{Type: "Ready", Status: metav1.ConditionFalse, Reason: reason, Message: msg}
+	}
+	tests := []struct {
+		name          string
+		before, after []metav1.Condition
+		want          bool
+	}{
+		{"new words", []metav1.Condition{c("Installing", "waiting for CRD x")}, []metav1.Condition{c("Installing", "waiting for deployment y")}, true},
+		{"new reason", []metav1.Condition{c("Installing", "x")}, []metav1.Condition{c("WaitingForNativeAPIs", "x")}, false},
+		{"another count", []metav1.Condition{c("Installing", "x")}, nil, false},
+	}
+	for _, tc := range tests {
+		if got := SameReasons(tc.before, tc.after); got != tc.want {
+			t.Errorf("%s: SameReasons = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
