@@ -339,36 +339,30 @@ func saveCPUProfile(t *testing.T, dir string, d time.Duration) chan struct{} {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:16060/debug/pprof/profile?seconds=%d", int(d.Seconds())))
-		if err != nil {
-			t.Logf("CPU profile: %v", err)
-			return
-		}
-		defer resp.Body.Close()
-		data, _ := io.ReadAll(resp.Body)
-		path := filepath.Join(dir, fmt.Sprintf("manager-cpu-%d.pb.gz", time.Now().Unix()))
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Logf("CPU profile: %v", err)
-			return
-		}
-		t.Logf("CPU profile of the manager during the install: %s", path)
+		saveProfile(t, dir, fmt.Sprintf("profile?seconds=%d", int(d.Seconds())), "cpu", "CPU profile of the manager during the install")
 	}()
 	return done
 }
 
 // saveHeapProfile writes the manager's heap profile (pprof) into dir.
-func saveHeapProfile(t *testing.T, m *harness.Manager, dir string) {
-	resp, err := http.Get("http://127.0.0.1:16060/debug/pprof/heap")
+func saveHeapProfile(t *testing.T, _ *harness.Manager, dir string) {
+	saveProfile(t, dir, "heap", "heap", "heap profile of the settled manager")
+}
+
+// saveProfile fetches one pprof profile of the manager (path under /debug/pprof/) and
+// writes it into dir as manager-<kind>-<time>.pb.gz.
+func saveProfile(t *testing.T, dir, path, kind, what string) {
+	resp, err := http.Get("http://127.0.0.1:16060/debug/pprof/" + path)
 	if err != nil {
-		t.Logf("heap profile: %v", err)
+		t.Logf("%s: %v", what, err)
 		return
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
-	path := filepath.Join(dir, fmt.Sprintf("manager-heap-%d.pb.gz", time.Now().Unix()))
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Logf("heap profile: %v", err)
+	file := filepath.Join(dir, fmt.Sprintf("manager-%s-%d.pb.gz", kind, time.Now().Unix()))
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Logf("%s: %v", what, err)
 		return
 	}
-	t.Logf("heap profile of the settled manager: %s", path)
+	t.Logf("%s: %s", what, file)
 }
