@@ -349,21 +349,7 @@ func tail(s string, n int) string {
 // Blueprints there, and writes a kubeconfig with a token for it.
 func readerKubeconfig(t *testing.T, ns string) string {
 	t.Helper()
-	group := omv1.GroupVersion.Group
-	for _, o := range []client.Object{
-		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "reader", Namespace: ns}},
-		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "reader", Namespace: ns}, Rules: []rbacv1.PolicyRule{{
-			APIGroups: []string{group}, Resources: []string{"subscriptions", "blueprints"}, Verbs: []string{"get", "list", "watch"},
-		}}},
-		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "reader", Namespace: ns},
-			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "reader"},
-			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "reader", Namespace: ns}}},
-	} {
-		if err := k8s.Create(ctx(), o); err != nil {
-			t.Fatal(err)
-		}
-	}
-	token := strings.TrimSpace(kubectl(t, "-n", ns, "create", "token", "reader", "--duration", "1h"))
+	token := readerToken(t, ns)
 	admin, err := clientcmd.LoadFromFile(env.Kubeconfig)
 	if err != nil {
 		t.Fatal(err)
@@ -383,6 +369,27 @@ func readerKubeconfig(t *testing.T, ns string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// readerToken makes a ServiceAccount "reader" of ns that may only read Subscriptions and
+// Blueprints there, and returns a token for it (an hour).
+func readerToken(t *testing.T, ns string) string {
+	t.Helper()
+	group := omv1.GroupVersion.Group
+	for _, o := range []client.Object{
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "reader", Namespace: ns}},
+		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "reader", Namespace: ns}, Rules: []rbacv1.PolicyRule{{
+			APIGroups: []string{group}, Resources: []string{"subscriptions", "blueprints"}, Verbs: []string{"get", "list", "watch"},
+		}}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "reader", Namespace: ns},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "reader"},
+			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "reader", Namespace: ns}}},
+	} {
+		if err := k8s.Create(ctx(), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return strings.TrimSpace(kubectl(t, "-n", ns, "create", "token", "reader", "--duration", "1h"))
 }
 
 // browser is one headless Chromium tab and what its pages wrote to the console.
