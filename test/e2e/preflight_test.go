@@ -131,7 +131,10 @@ spec: {startingCSV: widget-operator.1.0.0, catalog: widgets}
 		{"1.2.0", []string{"CRD widgets.preflight.samples.operator-manager.domain version v1", "custom resource preflight/big would become invalid", "spec.size", "nothing was changed"}},
 	} {
 		setStartingCSV(t, ns, "widgets", "widget-operator."+tc.version)
-		eventually(t, time.Minute, "upgrade to "+tc.version+" blocked", func() bool {
+		// Within 30 s: a settled phase's words are news, not progress the Subscription may
+		// repeat only once a minute (statuswrite.SummaryInterval), so the second blocked
+		// version's reason (the same one, CRDPreflightFailed) is not left naming the first.
+		eventually(t, 30*time.Second, "upgrade to "+tc.version+" blocked", func() bool {
 			bp := getBlueprint(t, ns, "widgets")
 			n := len(bp.Status.History)
 			last := bp.Status.History[n-1]

@@ -119,10 +119,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.
 			return
 		}
 		now := time.Now()
-		// A summary: its words wait longer (statuswrite.SummaryInterval); what says
-		// something new (its opstatus, a condition turning or appearing, a reason: what it
-		// waits on) does not.
-		progressOnly := statuswrite.StatusProgressOnly(orig.Status, sub.Status, func(s *omv1.SubscriptionStatus) *[]metav1.Condition { return &s.Conditions }) &&
+		// A summary: its words wait longer (statuswrite.SummaryInterval) while a version
+		// change is under way; what says something new (its opstatus, a condition turning
+		// or appearing, a reason: what it waits on, any words of a settled phase) does not.
+		progressOnly := inProgress(sub.Status.Opstatus) &&
+			statuswrite.StatusProgressOnly(orig.Status, sub.Status, func(s *omv1.SubscriptionStatus) *[]metav1.Condition { return &s.Conditions }) &&
 			statuswrite.SameReasons(orig.Status.Conditions, sub.Status.Conditions)
 		if wait := r.status.Wait(sub.UID, progressOnly, now); wait > 0 {
 			statuswrite.RequeueWithin(&out, wait)

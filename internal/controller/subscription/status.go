@@ -160,3 +160,18 @@ func deriveReady(sub *omv1.Subscription) {
 	}
 	setCondition(sub, omv1.ConditionReady, true, omv1.ReasonSucceeded, sub.Status.InstalledCSV+" is installed and healthy")
 }
+
+// inProgress says whether a Subscription's words, in opstatus, are progress: the steps
+// of a version change under way, which follow each other and may wait. The words of a
+// settled phase are news (why it is blocked, failed, rolled back or held: a second
+// version blocked for another reason than the first keeps the reason and changes only
+// the words) and are written at once.
+func inProgress(opstatus string) bool {
+	switch opstatus {
+	case strings.ToLower(string(omv1.BlueprintPending)), strings.ToLower(string(omv1.BlueprintInstalling)),
+		strings.ToLower(string(omv1.BlueprintUpgrading)), strings.ToLower(string(omv1.BlueprintRollingBack)),
+		strings.ToLower(string(omv1.BlueprintDeleting)):
+		return true
+	}
+	return false
+}
