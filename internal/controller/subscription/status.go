@@ -164,8 +164,8 @@ func deriveReady(sub *omv1.Subscription) {
 // inProgress says whether a Subscription's words, in opstatus, are progress: the steps
 // of a version change under way, which follow each other and may wait. The words of a
 // settled phase are news (why it is blocked, failed, rolled back or held: a second
-// version blocked for another reason than the first keeps the reason and changes only
-// the words) and are written at once.
+// version blocked for the same reason as the first changes only the words) and are
+// written at once.
 func inProgress(opstatus string) bool {
 	switch opstatus {
 	case strings.ToLower(string(omv1.BlueprintPending)), strings.ToLower(string(omv1.BlueprintInstalling)),
