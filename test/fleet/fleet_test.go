@@ -31,10 +31,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -136,6 +138,21 @@ type fleetFigures struct {
 	HelmSeconds      float64 `json:"helmSeconds"`
 	ManagerOverFloor float64 `json:"managerOverFloor"`
 	HelmOverFloor    float64 `json:"helmOverFloor"`
+	// Completion: seconds until half and nine tenths of the fleet were done, telling a
+	// slow tail (a few installations) from slow throughput (all of them).
+	FloorP50   float64 `json:"floorP50Seconds"`
+	FloorP90   float64 `json:"floorP90Seconds"`
+	ManagerP50 float64 `json:"managerP50Seconds"`
+	ManagerP90 float64 `json:"managerP90Seconds"`
+	HelmP50    float64 `json:"helmP50Seconds"`
+	HelmP90    float64 `json:"helmP90Seconds"`
+	// CPU seconds spent while the fleet installed (from its start until the last was
+	// done), by the cluster's own processes (etcd, kube-apiserver, controller-manager,
+	// scheduler, kwok) and by the manager: on two shared cores, the work each contestant
+	// makes the cluster do is most of its time.
+	FloorClusterCPU   map[string]float64 `json:"floorClusterCPUSeconds,omitempty"`
+	ManagerClusterCPU map[string]float64 `json:"managerClusterCPUSeconds,omitempty"`
+	ManagerCPU        float64            `json:"managerCPUSeconds,omitempty"`
 
 	FloorFailures   []string `json:"floorFailures,omitempty"`
 	ManagerFailures []string `json:"managerFailures,omitempty"`
@@ -294,9 +311,11 @@ func runFloor(t *testing.T, c *harness.Cluster, s settings, items []item, fig *f
 		t.Fatal(err)
 	}
 	defer f.close()
-	start := time.Now()
+	start, cpu0 := time.Now(), clusterCPU(c.Env)
 	errs, ends := inParallel(items, s.concurrency, func(it *item) error { return f.install(ctx, it) })
+	fig.FloorClusterCPU = cpuSince(cpu0, clusterCPU(c.Env))
 	fig.FloorSeconds = secs(latest(ends).Sub(start))
+	fig.FloorP50, fig.FloorP90 = quantile(start, ends, 0.5), quantile(start, ends, 0.9)
 	fig.FloorFailures = failures(items, errs)
 	if life == nil {
 		return
@@ -361,31 +380,36 @@ func runManager(t *testing.T, c *harness.Cluster, s settings, items []item, fig 
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
+	start, cpu0, mcpu0 := time.Now(), clusterCPU(c.Env), cpuSeconds(m.Cmd.Process.Pid)
 	if s.pprof != "" {
 		// The CPU profile of the install itself: where the manager's share of the two
 		// cores goes while the fleet installs.
-		cpuDone := saveCPUProfile(t, s.pprof, 30*time.Second)
+		cpuDone := saveCPUProfile(t, s.pprof, 60*time.Second)
 		defer func() { <-cpuDone }()
 	}
 	errs, _ := inParallel(items, s.concurrency, func(it *item) error { return subscribe(ctx, c.Client, it, "", nil) })
 	for _, msg := range failures(items, errs) {
 		t.Fatalf("creating Subscriptions: %s", msg)
 	}
-	outcomes := waitFleet(ctx, c.Client, items, 10*time.Minute+time.Duration(len(items))*3*time.Second)
+	outcomes := waitFleet(ctx, c.Env.Config, items, 10*time.Minute+time.Duration(len(items))*3*time.Second)
+	fig.ManagerClusterCPU = cpuSince(cpu0, clusterCPU(c.Env))
+	fig.ManagerCPU = round2(cpuSeconds(m.Cmd.Process.Pid) - mcpu0)
 	var last time.Time
+	var done []time.Time
 	for _, it := range items {
 		o := outcomes[it.Namespace]
 		if !o.ok {
 			fig.ManagerFailures = append(fig.ManagerFailures, it.Package+": "+o.reason)
 			continue
 		}
+		done = append(done, o.at)
 		if o.at.After(last) {
 			last = o.at
 		}
 	}
 	if !last.IsZero() {
 		fig.ManagerSeconds = secs(last.Sub(start))
+		fig.ManagerP50, fig.ManagerP90 = quantile(start, done, 0.5), quantile(start, done, 0.9)
 	}
 	time.Sleep(10 * time.Second) // the last status writes and events of the fleet
 	settled, err := scrape(m)
@@ -488,6 +512,7 @@ func runHelm(t *testing.T, c *harness.Cluster, s settings, bin, work string, ite
 	start := time.Now()
 	errs, ends := inParallel(items, s.concurrency, func(it *item) error { return h.install(ctx, it, paths[it.Namespace]) })
 	fig.HelmSeconds = secs(latest(ends).Sub(start))
+	fig.HelmP50, fig.HelmP90 = quantile(start, ends, 0.5), quantile(start, ends, 0.9)
 	fig.HelmFailures = failures(items, errs)
 	if life == nil {
 		return
@@ -555,6 +580,84 @@ func latest(ts []time.Time) time.Time {
 	return out
 }
 
+// cpuSeconds is the CPU time (user and system) process pid has used, from /proc; zero
+// where that cannot be read (not Linux, the process gone).
+func cpuSeconds(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name, in parentheses, may hold spaces: fields count from after it.
+	i := strings.LastIndexByte(string(data), ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseFloat(f[11], 64)
+	stime, _ := strconv.ParseFloat(f[12], 64)
+	return (utime + stime) / 100 // in USER_HZ, 100 on Linux
+}
+
+// clusterCPU is the CPU time each process of the cluster has used, by name.
+func clusterCPU(e *testenv.Env) map[string]float64 {
+	out := map[string]float64{}
+	for _, p := range e.Processes {
+		out[p.Name] += cpuSeconds(p.PID)
+	}
+	return out
+}
+
+// cpuSince is what each process used between two clusterCPU readings, with the sum as
+// "all".
+func cpuSince(before, after map[string]float64) map[string]float64 {
+	out := map[string]float64{}
+	for name, v := range after {
+		d := round2(v - before[name])
+		out[name] = d
+		out["all"] = round2(out["all"] + d)
+	}
+	return out
+}
+
+// formatCPU prints a cpuSince reading: the sum, then each process.
+func formatCPU(m map[string]float64) string {
+	if len(m) == 0 {
+		return "-"
+	}
+	var names []string
+	for name := range m {
+		if name != "all" {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	parts := make([]string, 0, len(names))
+	for _, name := range names {
+		parts = append(parts, fmt.Sprintf("%s %.1f", name, m[name]))
+	}
+	return fmt.Sprintf("%.1f (%s)", m["all"], strings.Join(parts, ", "))
+}
+
+// quantile is the seconds from start until the fraction q of ends had passed (zero
+// times, installs that never ended, are left out).
+func quantile(start time.Time, ends []time.Time, q float64) float64 {
+	var ds []time.Duration
+	for _, e := range ends {
+		if !e.IsZero() {
+			ds = append(ds, e.Sub(start))
+		}
+	}
+	if len(ds) == 0 {
+		return 0
+	}
+	slices.Sort(ds)
+	i := int(math.Ceil(q*float64(len(ds)))) - 1
+	return secs(ds[max(i, 0)])
+}
+
 func failures(items []item, errs []error) []string {
 	var out []string
 	for i, err := range errs {
@@ -596,6 +699,12 @@ func writeReport(t *testing.T, s settings, rep *report) {
 		fmt.Fprintf(&b, "| %d | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %.1f | %.1f | %g | %.0f / %.0f (%.0f) |\n", f.N, f.ObjectsPerInstall,
 			f.FloorSeconds, f.ManagerSeconds, f.HelmSeconds, f.ManagerOverFloor, f.HelmOverFloor, f.WritesPerInstall, f.ReadsPerInstall,
 			f.IdleWrites, f.RSSPeakMiB, f.RSSSettledMiB, f.RSSAnonMiB)
+		fmt.Fprintf(&b, "  half and nine tenths done after (s): floor %.1f, %.1f; manager %.1f, %.1f; Helm %.1f, %.1f\n",
+			f.FloorP50, f.FloorP90, f.ManagerP50, f.ManagerP90, f.HelmP50, f.HelmP90)
+		if len(f.FloorClusterCPU) > 0 || len(f.ManagerClusterCPU) > 0 {
+			fmt.Fprintf(&b, "  CPU seconds while installing: floor's cluster %s; manager's cluster %s, manager %.1f\n",
+				formatCPU(f.FloorClusterCPU), formatCPU(f.ManagerClusterCPU), f.ManagerCPU)
+		}
 		fmt.Fprintf(&b, "  objects per install by kind: %s\n", strings.Join(f.ObjectsByKind, ", "))
 		fmt.Fprintf(&b, "  writes per install by resource: %s\n", strings.Join(f.WritesByResource, ", "))
 		fmt.Fprintf(&b, "  reads per install by resource: %s\n", strings.Join(f.ReadsByResource, ", "))
