@@ -98,8 +98,11 @@ and leader election is on; local runs serve plain /metrics and run alone.`,
 	f.IntVar(&opts.Workers.Subscription, "subscription-workers", 4, "Subscriptions reconciled at once")
 	f.IntVar(&opts.Workers.Blueprint, "blueprint-workers", 8, "Blueprints reconciled at once")
 	f.IntVar(&opts.Workers.CSV, "csv-workers", 8, "ClusterServiceVersions reconciled at once")
-	f.Float32Var(&opts.QPS, "kube-api-qps", 50, "requests per second the manager may send the API server (client-side limit)")
-	f.IntVar(&opts.Burst, "kube-api-burst", 100, "requests the manager may send the API server in a burst (client-side limit)")
+	// 300 and 600: a fleet's installs starting together cost about 40 requests each, and at
+	// 50 a second 159 installs waited two minutes on this limit alone (BENCHMARKS.md); the
+	// API server's own priority and fairness still shares it out among its clients.
+	f.Float32Var(&opts.QPS, "kube-api-qps", 300, "requests per second the manager may send the API server (client-side limit)")
+	f.IntVar(&opts.Burst, "kube-api-burst", 600, "requests the manager may send the API server in a burst (client-side limit)")
 	f.DurationVar(&opts.LeaseDuration, "leader-election-lease-duration", 15*time.Second, "how long a leader's Lease lasts without renewal: the longest a takeover waits after a crash")
 	f.DurationVar(&opts.RenewDeadline, "leader-election-renew-deadline", 10*time.Second, "how long the leader keeps trying to renew before it steps down")
 	f.DurationVar(&opts.RetryPeriod, "leader-election-retry-period", 2*time.Second, "how often candidates try to acquire or renew the Lease")

@@ -1,6 +1,7 @@
 package statuswrite
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
@@ -25,12 +26,20 @@ type Stale struct {
 const Absent = "<absent>"
 
 type staleEntry struct {
-	before string // the resourceVersion the write replaced
+	// before are the resourceVersions this process's recent writes replaced: a reconcile
+	// may write an object twice (a finalizer, then its status), and a cached copy at
+	// either older version is stale.
+	before []string
 	at     time.Time
 }
 
+// maxBefore bounds an entry's list; writes of one object within the cache's lag are few.
+const maxBefore = 8
+
 // Wrote records a write under key that replaced resourceVersion before (Absent: a
-// create) with after. A write the API server took as a no-op (after == before) records nothing.
+// create) with after. A write the API server took as a no-op (after == before) records
+// nothing. Each write of an object is recorded: a copy at any version one of them
+// replaced is stale until the cache moves past them all.
 func (s *Stale) Wrote(key, before, after string, now time.Time) {
 	if before == "" || after == before {
 		return
@@ -47,7 +56,18 @@ func (s *Stale) Wrote(key, before, after string, now time.Time) {
 			}
 		}
 	}
-	s.m[key] = staleEntry{before: before, at: now}
+	e, ok := s.m[key]
+	if !ok || now.Sub(e.at) > time.Minute {
+		e = staleEntry{}
+	}
+	if !slices.Contains(e.before, before) {
+		if len(e.before) >= maxBefore {
+			e.before = e.before[1:]
+		}
+		e.before = append(e.before, before)
+	}
+	e.at = now
+	s.m[key] = e
 }
 
 // Is says whether a cached copy at resourceVersion rv (Absent: none) predates this
@@ -59,7 +79,7 @@ func (s *Stale) Is(key, rv string, now time.Time) bool {
 	if !ok {
 		return false
 	}
-	if e.before != rv || now.Sub(e.at) > time.Minute {
+	if !slices.Contains(e.before, rv) || now.Sub(e.at) > time.Minute {
 		delete(s.m, key)
 		return false
 	}

@@ -42,13 +42,20 @@ func (t *Throttle) Wait(uid types.UID, progressOnly bool, now time.Time) time.Du
 	if !progressOnly {
 		return 0
 	}
+	return t.WaitSince(uid, t.interval(), now)
+}
+
+// WaitSince is how long a write of object uid must wait for d to have passed since its
+// last write (zero if it has, or if this process has not written it). A summary's
+// progress whose reason changes waits the short DefaultInterval, its words SummaryInterval.
+func (t *Throttle) WaitSince(uid types.UID, d time.Duration, now time.Time) time.Duration {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	last, ok := t.last[uid]
 	if !ok {
 		return 0
 	}
-	if wait := last.Add(t.interval()).Sub(now); wait > 0 {
+	if wait := last.Add(d).Sub(now); wait > 0 {
 		return wait
 	}
 	return 0
@@ -90,21 +97,6 @@ func ProgressOnly(before, after []metav1.Condition) bool {
 	for i := range before {
 		b, a := before[i], after[i]
 		if b.Type != a.Type || b.Status != a.Status || !b.LastTransitionTime.Equal(&a.LastTransitionTime) {
-			return false
-		}
-	}
-	return true
-}
-
-// SameReasons says whether two lists of conditions, the same but for words
-// (ProgressOnly), keep every reason. A summary's reason says what it waits on
-// (WaitingForNativeAPIs, BundleUnavailable) and is news; its message is the detail.
-func SameReasons(before, after []metav1.Condition) bool {
-	if len(before) != len(after) {
-		return false
-	}
-	for i := range before {
-		if before[i].Reason != after[i].Reason {
 			return false
 		}
 	}

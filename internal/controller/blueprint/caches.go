@@ -1,9 +1,15 @@
 package blueprint
 
 import (
+	"slices"
 	"sync"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/operator-manager/operator-manager/internal/catalog"
+	"github.com/operator-manager/operator-manager/internal/crdrepair"
 )
 
 // contentCache keeps the parsed content of the few bundles being worked on, by digest, so
@@ -13,6 +19,46 @@ type contentCache struct {
 	mu      sync.Mutex
 	entries map[string]*catalog.BundleContent
 	order   []string
+	// repaired are the bundle's CRDs as crdrepair made them, by digest and CRD name: a
+	// revision's reconciles before its CSV is applied (one per event of each of its
+	// CRDs: created, names accepted, Established) plan the same CRDs, and repairing one
+	// (decode, convert, the API server's validation with CEL) was a fifth of the
+	// manager's CPU with 100 installations. Kept and dropped with the bundle's content.
+	repaired map[string]map[string]repairedCRD
+}
+
+// repairedCRD is one CRD of a bundle after crdrepair, and what the repair changed.
+type repairedCRD struct {
+	crd     *apiextensionsv1.CustomResourceDefinition
+	changes []string
+}
+
+// repair returns CRD u of the bundle digest repaired: a copy of the one repaired
+// before while the bundle's content is kept, else repaired now (and remembered if the
+// content is kept). Refusals are not remembered: they fail the revision.
+func (c *contentCache) repair(digest string, u *unstructured.Unstructured) (*apiextensionsv1.CustomResourceDefinition, []string, error) {
+	c.mu.Lock()
+	prev, ok := c.repaired[digest][u.GetName()]
+	c.mu.Unlock()
+	if ok {
+		return prev.crd.DeepCopy(), slices.Clone(prev.changes), nil
+	}
+	crd, changes, err := crdrepair.Repair(u)
+	if err != nil {
+		return nil, nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, kept := c.entries[digest]; kept && digest != "" {
+		if c.repaired == nil {
+			c.repaired = map[string]map[string]repairedCRD{}
+		}
+		if c.repaired[digest] == nil {
+			c.repaired[digest] = map[string]repairedCRD{}
+		}
+		c.repaired[digest][u.GetName()] = repairedCRD{crd: crd.DeepCopy(), changes: slices.Clone(changes)}
+	}
+	return crd, changes, nil
 }
 
 // contentCacheSize is a few more than the default Blueprint workers: each entry holds a
@@ -34,6 +80,7 @@ func (c *contentCache) forget(digest string) {
 		return
 	}
 	delete(c.entries, digest)
+	delete(c.repaired, digest)
 	for i, d := range c.order {
 		if d == digest {
 			c.order = append(c.order[:i:i], c.order[i+1:]...)
@@ -55,6 +102,7 @@ func (c *contentCache) put(digest string, content *catalog.BundleContent) {
 	c.order = append(c.order, digest)
 	if len(c.order) > contentCacheSize {
 		delete(c.entries, c.order[0])
+		delete(c.repaired, c.order[0])
 		c.order = c.order[1:]
 	}
 }
@@ -81,4 +129,58 @@ func (c *preflightCache) add(key string) {
 		c.passed = map[string]bool{}
 	}
 	c.passed[key] = true
+}
+
+// crdWaits remembers, per revision, the CRDs this process applied for it and now waits
+// on to be Established. The reconciles that the CRDs' own watch events bring (created,
+// names accepted, Established: several per CRD) look here first and, while one is still
+// not Established, wait again without reading, parsing and repairing the bundle: with 159
+// installations at once the bundle's parsed content has long left contentCache by then,
+// and each such reconcile parsed and repaired it all again. The reconcile that finds
+// them all Established plans the revision as before and forgets the entry.
+type crdWaits struct {
+	mu sync.Mutex
+	m  map[string]crdWait
+}
+
+type crdWait struct {
+	names []string
+	at    time.Time
+}
+
+// crdWaitTTL bounds how long an entry is trusted: past it, the full plan runs again.
+const crdWaitTTL = 10 * time.Minute
+
+func (c *crdWaits) set(key string, names []string, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string]crdWait{}
+	}
+	if len(c.m) >= 1024 {
+		for k, v := range c.m {
+			if now.Sub(v.at) > crdWaitTTL {
+				delete(c.m, k)
+			}
+		}
+	}
+	c.m[key] = crdWait{names: names, at: now}
+}
+
+// get returns the CRDs revision key waits on, if this process applied them recently.
+func (c *crdWaits) get(key string, now time.Time) ([]string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	w, ok := c.m[key]
+	if !ok || now.Sub(w.at) > crdWaitTTL {
+		delete(c.m, key)
+		return nil, false
+	}
+	return w.names, true
+}
+
+func (c *crdWaits) forget(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, key)
 }

@@ -24,7 +24,6 @@ import (
 	"github.com/operator-manager/operator-manager/internal/access"
 	"github.com/operator-manager/operator-manager/internal/catalog"
 	"github.com/operator-manager/operator-manager/internal/crdready"
-	"github.com/operator-manager/operator-manager/internal/crdrepair"
 	"github.com/operator-manager/operator-manager/internal/crdsafety"
 	"github.com/operator-manager/operator-manager/internal/kubeapply"
 	"github.com/operator-manager/operator-manager/internal/render"
@@ -127,6 +126,46 @@ type crdStep struct {
 	write   bool // false: kept as the cluster has it (newer, or already this one)
 }
 
+// crdWaitKey names the revision of s in crdWaits.
+func crdWaitKey(s *scope) string {
+	return fmt.Sprintf("%s/%d", s.bp.UID, s.work.Revision)
+}
+
+// waitForCRD reports the wait for CRD name to be Established; its watch event, or the
+// requeue after wait, brings the Blueprint back.
+func (r *Reconciler) waitForCRD(s *scope, name string, wait time.Duration) {
+	r.progress(s, ReasonWaitingForCRDs, "waiting for CRD "+name+" to be Established")
+	s.result = ctrl.Result{RequeueAfter: wait}
+}
+
+// stillWaitingForCRDs says whether the revision of s still waits on a CRD this process
+// applied for it (crdWaits) that the CRD cache holds and does not show Established: the
+// wait goes on without the bundle being read, parsed or repaired again. Any other case
+// (nothing remembered, a CRD gone from the cache, all Established) goes the full way,
+// which forgets the entry once all are Established.
+func (r *Reconciler) stillWaitingForCRDs(s *scope) bool {
+	if !r.CRDs.Watched() {
+		return false
+	}
+	key := crdWaitKey(s)
+	names, ok := r.crdWaits.get(key, s.now)
+	if !ok {
+		return false
+	}
+	for _, name := range names {
+		if r.CRDs.Ready(name, "") {
+			continue
+		}
+		if _, cached := r.CRDs.Cached(name); !cached {
+			return false
+		}
+		r.waitForCRD(s, name, 5*time.Second)
+		return true
+	}
+	r.crdWaits.forget(key)
+	return false
+}
+
 // planCRDs converts and repairs every CRD of the bundle and decides which must be written:
 // on a downgrade an existing CRD is kept as it is (the cluster's is a superset), and a CRD
 // already as this version applies it is not written again. A CRD that cannot be repaired
@@ -134,7 +173,7 @@ type crdStep struct {
 func (r *Reconciler) planCRDs(ctx context.Context, s *scope, content *catalog.BundleContent) ([]crdStep, bool, error) {
 	var plan []crdStep
 	for _, u := range content.CRDs {
-		crd, changes, err := crdrepair.Repair(u)
+		crd, changes, err := r.contents.repair(s.work.BundleDigest, u)
 		if err != nil {
 			r.fail(s, ReasonCRDRefused, fmt.Sprintf("CRD %s of %s cannot be installed: %v", u.GetName(), content.CSV.Name, err))
 			return nil, true, nil
@@ -329,8 +368,14 @@ func (r *Reconciler) applyCRDs(ctx context.Context, s *scope, content *catalog.B
 		if r.CRDs.Watched() {
 			wait = 5 * time.Second
 			if _, ok := r.CRDs.Cached(st.crd.Name); ok {
-				r.progress(s, ReasonWaitingForCRDs, "waiting for CRD "+st.crd.Name+" to be Established")
-				s.result = ctrl.Result{RequeueAfter: wait}
+				var names []string
+				for _, st := range plan {
+					if st.write {
+						names = append(names, st.crd.Name)
+					}
+				}
+				r.crdWaits.set(crdWaitKey(s), names, s.now)
+				r.waitForCRD(s, st.crd.Name, wait)
 				return nil, true, nil
 			}
 		}

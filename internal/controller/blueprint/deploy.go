@@ -80,6 +80,9 @@ func (r *Reconciler) carryOut(ctx context.Context, s *scope) error {
 		r.contents.forget(w.BundleDigest)
 		return r.follow(ctx, s, live)
 	}
+	if r.stillWaitingForCRDs(s) {
+		return nil
+	}
 	content, err := r.content(ctx, s)
 	if err != nil || content == nil {
 		return err
@@ -342,7 +345,11 @@ func (r *Reconciler) follow(ctx context.Context, s *scope, csv *omv1alpha1.Clust
 		if w.Trigger == omv1.TriggerRollback {
 			return r.settle(ctx, s, omv1.BlueprintRolledBack)
 		}
-		r.event(bp, false, omv1.ReasonSucceeded, "%s is installed and healthy (revision %d)", csv.Name, w.Revision)
+		from := ""
+		if w.Trigger == omv1.TriggerInstall {
+			from = fromCatalog(bp) // the install's only event says where it came from
+		}
+		r.event(bp, false, omv1.ReasonSucceeded, "%s is installed and healthy (revision %d)%s", csv.Name, w.Revision, from)
 		return r.settle(ctx, s, omv1.BlueprintSucceeded)
 	case omv1alpha1.CSVFailed:
 		reason := omv1.ReasonHealthCheckFailed

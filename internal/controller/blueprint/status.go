@@ -53,6 +53,10 @@ func (r *Reconciler) open(s *scope, rev *omv1.Revision) {
 		} else {
 			metrics.Rollbacks.WithLabelValues(bp.Spec.Package, "manual").Inc()
 		}
+	case omv1.TriggerInstall:
+		// No event: a first install is told once, by its outcome (Succeeded, or why it
+		// failed), which names the catalog; its start is in the revision history. A fleet
+		// of installs costs the API server one event each, not two.
 	default:
 		r.event(bp, false, string(rev.Trigger)+"Started", "%s %s (revision %d)%s", rev.Trigger, rev.CSVName, rev.Revision, fromCatalog(bp))
 	}

@@ -92,10 +92,11 @@ func (r *Reconciler) apply(ctx context.Context, s *scope) (bool, error) {
 	if err := r.prune(ctx, s, inventory); err != nil {
 		return true, err
 	}
+	// A version's first apply is told by its Installed condition ("N objects applied as
+	// whom") and its Blueprint's outcome event, not by an event of its own: one write
+	// fewer per installation. Only a repair of hand-made changes is news here.
 	if drift != "" {
 		r.event(s.csv, true, "DriftRepaired", "Restored what was changed by hand: %s", drift)
-	} else if st.RenderHash == "" {
-		r.event(s.csv, false, ReasonInstalling, "Applied %d objects as %s", len(s.objects), s.id)
 	}
 	st.Inventory, st.RenderHash = inventory, s.hash
 	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: ConditionInstalled, Status: metav1.ConditionTrue, Reason: "Applied",

@@ -119,20 +119,34 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.
 			return
 		}
 		now := time.Now()
-		// A summary: its words wait longer (statuswrite.SummaryInterval) while a version
-		// change is under way; what says something new (its opstatus, a condition turning
-		// or appearing, a reason: what it waits on, any words of a settled phase) does not.
-		progressOnly := inProgress(sub.Status.Opstatus) &&
-			statuswrite.StatusProgressOnly(orig.Status, sub.Status, func(s *omv1.SubscriptionStatus) *[]metav1.Condition { return &s.Conditions }) &&
-			statuswrite.SameReasons(orig.Status.Conditions, sub.Status.Conditions)
-		if wait := r.status.Wait(sub.UID, progressOnly, now); wait > 0 {
-			statuswrite.RequeueWithin(&out, wait)
-			return
+		// A summary: while a version change is under way its words and its moves between
+		// the change's own steps (Install, WaitingForCRDs, Install) wait long
+		// (statuswrite.SummaryInterval); a reason naming something outside the
+		// installation that it waits on (a native API, a bundle) waits briefly
+		// (statuswrite.DefaultInterval), so one that stays is shown within seconds. What
+		// says something new (its opstatus, a condition turning or appearing, any words of
+		// a settled phase) waits for nothing.
+		if inProgress(sub.Status.Opstatus) &&
+			statuswrite.StatusProgressOnly(orig.Status, sub.Status, func(s *omv1.SubscriptionStatus) *[]metav1.Condition { return &s.Conditions }) {
+			hold := statuswrite.DefaultInterval
+			if stepsOnly(orig.Status.Conditions, sub.Status.Conditions) {
+				hold = r.status.Interval
+			}
+			if wait := r.status.WaitSince(sub.UID, hold, now); wait > 0 {
+				statuswrite.RequeueWithin(&out, wait)
+				return
+			}
 		}
+		before := sub.ResourceVersion
 		err := r.Client.Status().Patch(ctx, sub, client.MergeFrom(orig))
 		if err == nil {
 			r.status.Wrote(sub.UID, now)
 			r.stale.Wrote(string(sub.UID), orig.ResourceVersion, sub.ResourceVersion, now)
+			if before != orig.ResourceVersion {
+				// A write earlier in this reconcile (a finalizer) made a version the
+				// cache may show next: as stale as the one before it.
+				r.stale.Wrote(string(sub.UID), before, sub.ResourceVersion, now)
+			}
 		} else if retErr == nil && !apierrors.IsNotFound(err) {
 			retErr = fmt.Errorf("patching status of Subscription %s: %w", req, err)
 		}

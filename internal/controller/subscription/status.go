@@ -111,7 +111,13 @@ func (r *Reconciler) mirror(sub *omv1.Subscription, bp *omv1.Blueprint) {
 			setCondition(sub, omv1.ConditionHealthy, false, reason, msg)
 		}
 	default:
-		reason, msg := omv1.ReasonInstalling, bp.Spec.ClusterServiceVersionName+" is being installed"
+		// Before the Blueprint has said anything, its reason is foretold: a first install's
+		// revision starts with the reason "Install", so the Blueprint's first words change
+		// only the Subscription's words, which wait (one status write fewer per install).
+		reason, msg := string(omv1.TriggerInstall), bp.Spec.ClusterServiceVersionName+" is being installed"
+		if bp.Status.CurrentCSV != "" {
+			reason = omv1.ReasonInstalling
+		}
 		if ready != nil {
 			reason, msg = ready.Reason, ready.Message
 		}
@@ -174,4 +180,34 @@ func inProgress(opstatus string) bool {
 		return true
 	}
 	return false
+}
+
+// stepReasons are the reasons of a version change's own steps: the revision under way
+// (named by its trigger) and its CRDs becoming Established. A Subscription moving between
+// them is progress, which waits like words. Any other reason names something outside the
+// installation that it waits on (a native API the cluster does not serve, a bundle its
+// catalog cannot give) and is news, shown within seconds.
+var stepReasons = map[string]bool{
+	string(omv1.TriggerInstall): true, string(omv1.TriggerUpgrade): true, string(omv1.TriggerDowngrade): true,
+	string(omv1.TriggerRetry): true, string(omv1.TriggerRollback): true, omv1.ReasonInstalling: true,
+	reasonWaitingForCRDs: true,
+}
+
+// reasonWaitingForCRDs is the Blueprint's reason (blueprint.ReasonWaitingForCRDs) while
+// its CRDs become Established.
+const reasonWaitingForCRDs = "WaitingForCRDs"
+
+// stepsOnly says whether every reason that differs between two lists of conditions, the
+// same but for words (statuswrite.ProgressOnly), moves from one step of a version change
+// to another.
+func stepsOnly(before, after []metav1.Condition) bool {
+	if len(before) != len(after) {
+		return false
+	}
+	for i := range before {
+		if before[i].Reason != after[i].Reason && (!stepReasons[before[i].Reason] || !stepReasons[after[i].Reason]) {
+			return false
+		}
+	}
+	return true
 }
