@@ -155,16 +155,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			statuswrite.RequeueWithin(&result, wait)
 			return
 		}
-		before := bp.ResourceVersion
 		err := r.Client.Status().Patch(ctx, bp, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
 		if err == nil {
 			r.status.Wrote(bp.UID, now)
 			r.stale.Wrote(string(bp.UID), orig.ResourceVersion, bp.ResourceVersion, now)
-			if before != orig.ResourceVersion {
-				// A write earlier in this reconcile (a finalizer) made a version the
-				// cache may show next: as stale as the one before it.
-				r.stale.Wrote(string(bp.UID), before, bp.ResourceVersion, now)
-			}
 		}
 		switch {
 		case apierrors.IsConflict(err) || apierrors.IsNotFound(err):

@@ -126,6 +126,10 @@ type crdStep struct {
 	write   bool // false: kept as the cluster has it (newer, or already this one)
 }
 
+// crdWatchedRequeue is the floor of a wait for a watched CRD to be Established: its
+// watch event normally ends the wait first.
+const crdWatchedRequeue = 5 * time.Second
+
 // crdWaitKey names the revision of s in crdWaits.
 func crdWaitKey(s *scope) string {
 	return fmt.Sprintf("%s/%d", s.bp.UID, s.work.Revision)
@@ -159,7 +163,7 @@ func (r *Reconciler) stillWaitingForCRDs(s *scope) bool {
 		if _, cached := r.CRDs.Cached(name); !cached {
 			return false
 		}
-		r.waitForCRD(s, name, 5*time.Second)
+		r.waitForCRD(s, name, crdWatchedRequeue)
 		return true
 	}
 	r.crdWaits.forget(key)
@@ -366,7 +370,7 @@ func (r *Reconciler) applyCRDs(ctx context.Context, s *scope, content *catalog.B
 		// moment ago) is read.
 		wait := 500 * time.Millisecond
 		if r.CRDs.Watched() {
-			wait = 5 * time.Second
+			wait = crdWatchedRequeue
 			if _, ok := r.CRDs.Cached(st.crd.Name); ok {
 				var names []string
 				for _, st := range plan {

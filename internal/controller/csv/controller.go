@@ -155,16 +155,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		}
 		// Optimistic lock: the status holds the gate's state, and two workers or two
 		// processes must never both write it from stale copies.
-		before := csv.ResourceVersion
 		err := r.Client.Status().Patch(ctx, csv, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
 		if err == nil {
 			r.status.Wrote(csv.UID, now)
 			r.stale.Wrote(string(csv.UID), orig.ResourceVersion, csv.ResourceVersion, now)
-			if before != orig.ResourceVersion {
-				// A write earlier in this reconcile (a finalizer) made a version the
-				// cache may show next: as stale as the one before it.
-				r.stale.Wrote(string(csv.UID), before, csv.ResourceVersion, now)
-			}
 			for _, f := range s.onWritten {
 				f()
 			}

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	"github.com/operator-manager/operator-manager/internal/controller/blueprint"
 	"github.com/operator-manager/operator-manager/internal/metrics"
 )
 
@@ -190,12 +191,8 @@ func inProgress(opstatus string) bool {
 var stepReasons = map[string]bool{
 	string(omv1.TriggerInstall): true, string(omv1.TriggerUpgrade): true, string(omv1.TriggerDowngrade): true,
 	string(omv1.TriggerRetry): true, string(omv1.TriggerRollback): true, omv1.ReasonInstalling: true,
-	reasonWaitingForCRDs: true,
+	blueprint.ReasonWaitingForCRDs: true,
 }
-
-// reasonWaitingForCRDs is the Blueprint's reason (blueprint.ReasonWaitingForCRDs) while
-// its CRDs become Established.
-const reasonWaitingForCRDs = "WaitingForCRDs"
 
 // stepsOnly says whether every reason that differs between two lists of conditions, the
 // same but for words (statuswrite.ProgressOnly), moves from one step of a version change
