@@ -105,7 +105,7 @@ func (s *Store) get(ctx context.Context, namespace string) getter {
 }
 
 // Save stores a bundle under its Blueprint, after checking the files have digest. An
-// existing complete entry owned by this Blueprint is left alone (no write); a torn or
+// existing complete entry owned by this Blueprint is left alone (nothing changed); a torn or
 // damaged one, or one owned by a deleted Blueprint of the same name (which the garbage
 // collector is about to remove), is written anew.
 func (s *Store) Save(ctx context.Context, owner *omv1.Blueprint, digest string, files []catalog.File) error {
@@ -130,6 +130,20 @@ func (s *Store) Save(ctx context.Context, owner *omv1.Blueprint, digest string, 
 }
 
 func (s *Store) save(ctx context.Context, owner *omv1.Blueprint, digest string, files []catalog.File) error {
+	secrets, err := build(owner, digest, files, ChunkSize)
+	if err != nil {
+		return err
+	}
+	if len(secrets) == 1 {
+		// Most bundles fit one Secret, and most Saves store a bundle the cluster does not
+		// hold yet: create it outright, and read what is there only when something is.
+		err := s.Client.Create(ctx, secrets[0].DeepCopy())
+		if err == nil {
+			return nil
+		} else if !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("storing bundle %s: creating Secret %s/%s: %w", digest, secrets[0].Namespace, secrets[0].Name, err)
+		}
+	}
 	_, existing, err := assemble(owner.Namespace, owner.Name, digest, s.get(ctx, owner.Namespace))
 	switch {
 	case err == nil && ownedBy(existing, owner.UID):
@@ -141,10 +155,6 @@ func (s *Store) save(ctx context.Context, owner *omv1.Blueprint, digest string, 
 	case !errors.Is(err, ErrNotStored):
 		return fmt.Errorf("storing bundle %s: %w", digest, err)
 	}
-	secrets, err := build(owner, digest, files, ChunkSize)
-	if err != nil {
-		return err
-	}
 	// The other chunks before the first, in order: the first Secret makes the entry
 	// readable, so a crash leaves either nothing readable or a complete entry, and the
 	// chunks it leaves are 1..k, which Delete finds by name.
@@ -153,7 +163,7 @@ func (s *Store) save(ctx context.Context, owner *omv1.Blueprint, digest string, 
 			return err
 		}
 	}
-	if err := s.Client.Create(ctx, secrets[0]); err != nil {
+	if err := s.Client.Create(ctx, secrets[0].DeepCopy()); err != nil {
 		return fmt.Errorf("storing bundle %s: creating Secret %s/%s: %w", digest, secrets[0].Namespace, secrets[0].Name, err)
 	}
 	return nil

@@ -153,6 +153,13 @@ func TestSaveLoadDelete(t *testing.T) {
 	if len(secrets) != 1 {
 		t.Fatalf("%d Secrets for a small bundle", len(secrets))
 	}
+	// Another process saving it again (a restart) finds it there and changes nothing.
+	if err := newStore(t).Save(ctx, bp, digest, files); err != nil {
+		t.Fatalf("a second process's Save of a stored bundle: %v", err)
+	}
+	if after := resourceVersions(chunks(t, c, bp.Name, digest)); after != resourceVersions(secrets) {
+		t.Errorf("a second process's Save wrote: %s, then %s", resourceVersions(secrets), after)
+	}
 	sec := secrets[0]
 	if sec.Type != revisionstore.SecretType || sec.Immutable == nil || !*sec.Immutable {
 		t.Errorf("Secret type %s, immutable %v", sec.Type, sec.Immutable)

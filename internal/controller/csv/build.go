@@ -121,6 +121,9 @@ func (r *Reconciler) otherObjects(ctx context.Context, csv *omv1alpha1.ClusterSe
 	if digest == "" || r.Bundles == nil {
 		return nil, nil
 	}
+	if objs, ok := r.others.get(digest); ok {
+		return objs, nil
+	}
 	owner := metav1ControllerName(csv)
 	files, err := r.Bundles.Get(ctx, csv.Namespace, owner, digest)
 	if err != nil {
@@ -130,6 +133,7 @@ func (r *Reconciler) otherObjects(ctx context.Context, csv *omv1alpha1.ClusterSe
 	if err != nil {
 		return nil, fmt.Errorf("parsing bundle %s of CSV %s: %w", digest, csv.Name, err)
 	}
+	r.others.put(digest, objs)
 	return objs, nil
 }
 

@@ -83,6 +83,8 @@ type Reconciler struct {
 	// applied tells the health check whether the cached copy of a Deployment has seen
 	// this process's last apply of it.
 	applied watermarks
+	// others keeps the parsed other objects of recent bundles, by digest.
+	others othersMemo
 }
 
 // +kubebuilder:rbac:groups=operators.coreos.com.operator-manager.domain,resources=clusterserviceversions,verbs=get;list;watch;create;update;patch;delete
