@@ -111,7 +111,8 @@ type Trigger string
 const (
 	TriggerInstall Trigger = "Install"
 	TriggerUpgrade Trigger = "Upgrade"
-	// TriggerDowngrade is a spec change to an older version: a manual rollback.
+	// TriggerDowngrade is a spec change to an older version, or back to the version
+	// still running after a newer one failed: a manual rollback.
 	TriggerDowngrade Trigger = "Downgrade"
 	TriggerRetry     Trigger = "Retry"
 	TriggerRollback  Trigger = "Rollback"
@@ -122,8 +123,8 @@ type Revision struct {
 	// Revision counts up from 1.
 	Revision int64 `json:"revision"`
 	// Trigger says why it started: a first install, a spec change to a newer or an older
-	// version (a manual rollback), a retry after a failed health check, or an automatic
-	// rollback.
+	// version (a manual rollback, as is a return to the version a failed upgrade left
+	// running), a retry after a failed health check, or an automatic rollback.
 	// +optional
 	Trigger Trigger `json:"trigger,omitempty"`
 	// Generation is the Blueprint's spec.generation (the count of version changes asked

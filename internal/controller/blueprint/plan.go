@@ -82,7 +82,7 @@ func Plan(bp *omv1.Blueprint, p Policy) Decision {
 			trigger = omv1.TriggerUpgrade
 		}
 		version, digest := Target(bp)
-		if trigger != omv1.TriggerInstall && older(version, bp.Status.CurrentVersion) {
+		if trigger != omv1.TriggerInstall && (older(version, bp.Status.CurrentVersion) || returnsToRunning(bp)) {
 			trigger = omv1.TriggerDowngrade
 		}
 		if trigger == omv1.TriggerUpgrade && p.Hold != nil && bp.Status.CurrentCSV != target {
@@ -116,6 +116,16 @@ func Plan(bp *omv1.Blueprint, p Policy) Decision {
 		return open(bp, good.CSVName, good.Version, good.BundleDigest, omv1.TriggerRollback)
 	}
 	return Decision{Settled: omv1.BlueprintFailed}
+}
+
+// returnsToRunning says whether the target is the version still running after a newer
+// revision that did not succeed (a failed upgrade left in place, without an automatic
+// rollback): pointing back at it is a manual rollback, though its version is not older
+// than the one running.
+func returnsToRunning(bp *omv1.Blueprint) bool {
+	h := bp.Status.History
+	return bp.Status.CurrentCSV == bp.Spec.ClusterServiceVersionName && len(h) > 0 &&
+		h[len(h)-1].CSVName != bp.Spec.ClusterServiceVersionName
 }
 
 // Target is the version and bundle digest of the Blueprint's target CSV. The spec's own

@@ -10,7 +10,7 @@ import (
 // reconciled many times while its Deployments roll out, and each pass rendered its objects
 // from the bundle: read from the disk cache, decoded whole (CRDs included) and parsed, for
 // the few manifests besides the CSV and CRDs, which most bundles do not even have. That
-// was a twentieth of the manager's CPU in a fleet of installs. A digest names its content,
+// was about 4 % of the manager's CPU in a fleet of installs. A digest names its content,
 // so an entry is never stale; entries are copied in and out, as rendering sets owner
 // references on them. Safe for concurrent reconciles.
 type othersMemo struct {

@@ -252,18 +252,34 @@ func (r *Reconciler) followChannel(sub *omv1.Subscription, bp *omv1.Blueprint, r
 // heldBelow is the version a person rolled back from by hand (a Downgrade revision the
 // Subscription did not ask for), or "". The Subscription's own changes are written with
 // the subscription-generation annotation; a hand edit of the Blueprint leaves it behind.
+// A return to the version a failed upgrade left running rolls back from the version
+// that failed, not from the one that ran (which is the same as the revision's).
 func heldBelow(bp *omv1.Blueprint) string {
-	for i := len(bp.Status.History) - 1; i >= 0; i-- {
-		h := bp.Status.History[i]
-		if h.Trigger == omv1.TriggerRollback || h.Trigger == omv1.TriggerRetry {
+	history := bp.Status.History
+	for i := len(history) - 1; i >= 0; i-- {
+		h := history[i]
+		if skippedByHold(h) {
 			continue
 		}
-		if h.Trigger == omv1.TriggerDowngrade && h.Generation == bp.Spec.Generation && h.CSVName == bp.Spec.ClusterServiceVersionName {
+		if h.Trigger != omv1.TriggerDowngrade || h.Generation != bp.Spec.Generation || h.CSVName != bp.Spec.ClusterServiceVersionName {
+			return ""
+		}
+		if h.FromVersion != h.Version {
 			return h.FromVersion
+		}
+		for j := i - 1; j >= 0; j-- {
+			if !skippedByHold(history[j]) {
+				return history[j].Version
+			}
 		}
 		return ""
 	}
 	return ""
+}
+
+// skippedByHold: retries and automatic rollbacks say nothing about what a person asked.
+func skippedByHold(h omv1.Revision) bool {
+	return h.Trigger == omv1.TriggerRollback || h.Trigger == omv1.TriggerRetry
 }
 
 // install resolves the dependencies of the chosen bundle, creates what is missing, and
