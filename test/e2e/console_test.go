@@ -212,6 +212,8 @@ spec: {startingCSV: cache-operator.1.2.0, catalog: samples, targetNamespaces: [c
 		chromedp.Navigate(roBase+"/#/installations/console-ro/cache"),
 		b.until(`document.querySelector('#whoami').textContent.includes('reader')`),
 		b.until(`document.querySelector('#inst-version').textContent !== '…' && document.querySelector('#error-box').hidden`),
+		// The page is filled in: the click lands on Pause, not on what was there a moment ago.
+		b.until(`!document.querySelector('#upgrade-version').textContent.includes('loading') && !document.querySelector('#action-pause').disabled`),
 		chromedp.Click(chromedp.ID("action-pause")),
 		// The API server's dry run already checks RBAC, so the refusal may come before the
 		// dialog; if the dialog opens, confirm it.

@@ -118,14 +118,23 @@ func Plan(bp *omv1.Blueprint, p Policy) Decision {
 	return Decision{Settled: omv1.BlueprintFailed}
 }
 
-// returnsToRunning says whether the target is the version still running after a newer
-// revision that did not succeed (a failed upgrade left in place, without an automatic
-// rollback): pointing back at it is a manual rollback, though its version is not older
-// than the one running.
+// returnsToRunning says whether the target is the version still running after a change
+// to another that did not succeed (a failed upgrade, left in place or rolled back
+// automatically): pointing back at it is a manual rollback, though its version is not
+// older than the one running. Retries and automatic rollbacks are no one's request, so
+// the newest revision asked for is the one looked at.
 func returnsToRunning(bp *omv1.Blueprint) bool {
-	h := bp.Status.History
-	return bp.Status.CurrentCSV == bp.Spec.ClusterServiceVersionName && len(h) > 0 &&
-		h[len(h)-1].CSVName != bp.Spec.ClusterServiceVersionName
+	if bp.Status.CurrentCSV != bp.Spec.ClusterServiceVersionName {
+		return false
+	}
+	for i := len(bp.Status.History) - 1; i >= 0; i-- {
+		h := bp.Status.History[i]
+		if h.Trigger == omv1.TriggerRollback || h.Trigger == omv1.TriggerRetry {
+			continue
+		}
+		return h.CSVName != bp.Spec.ClusterServiceVersionName
+	}
+	return false
 }
 
 // Target is the version and bundle digest of the Blueprint's target CSV. The spec's own
