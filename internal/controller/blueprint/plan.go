@@ -128,13 +128,17 @@ func returnsToRunning(bp *omv1.Blueprint) bool {
 		return false
 	}
 	for i := len(bp.Status.History) - 1; i >= 0; i-- {
-		h := bp.Status.History[i]
-		if h.Trigger == omv1.TriggerRollback || h.Trigger == omv1.TriggerRetry {
-			continue
+		if h := bp.Status.History[i]; Requested(h) {
+			return h.CSVName != bp.Spec.ClusterServiceVersionName
 		}
-		return h.CSVName != bp.Spec.ClusterServiceVersionName
 	}
 	return false
+}
+
+// Requested says whether a revision carried out a version someone asked for (an install,
+// an upgrade or a downgrade): retries and automatic rollbacks are the manager's own.
+func Requested(h omv1.Revision) bool {
+	return h.Trigger != omv1.TriggerRollback && h.Trigger != omv1.TriggerRetry
 }
 
 // Target is the version and bundle digest of the Blueprint's target CSV. The spec's own

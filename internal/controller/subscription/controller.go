@@ -30,6 +30,7 @@ import (
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	"github.com/operator-manager/operator-manager/internal/catalog"
+	"github.com/operator-manager/operator-manager/internal/controller/blueprint"
 	"github.com/operator-manager/operator-manager/internal/controller/catalogsource"
 	"github.com/operator-manager/operator-manager/internal/controller/finalizer"
 	"github.com/operator-manager/operator-manager/internal/metrics"
@@ -258,7 +259,7 @@ func heldBelow(bp *omv1.Blueprint) string {
 	history := bp.Status.History
 	for i := len(history) - 1; i >= 0; i-- {
 		h := history[i]
-		if skippedByHold(h) {
+		if !blueprint.Requested(h) {
 			continue
 		}
 		if h.Trigger != omv1.TriggerDowngrade || h.Generation != bp.Spec.Generation || h.CSVName != bp.Spec.ClusterServiceVersionName {
@@ -268,18 +269,13 @@ func heldBelow(bp *omv1.Blueprint) string {
 			return h.FromVersion
 		}
 		for j := i - 1; j >= 0; j-- {
-			if !skippedByHold(history[j]) {
+			if blueprint.Requested(history[j]) {
 				return history[j].Version
 			}
 		}
 		return ""
 	}
 	return ""
-}
-
-// skippedByHold: retries and automatic rollbacks say nothing about what a person asked.
-func skippedByHold(h omv1.Revision) bool {
-	return h.Trigger == omv1.TriggerRollback || h.Trigger == omv1.TriggerRetry
 }
 
 // install resolves the dependencies of the chosen bundle, creates what is missing, and
