@@ -10,21 +10,26 @@ import (
 
 	"github.com/operator-manager/operator-manager/internal/catalog"
 	"github.com/operator-manager/operator-manager/internal/crdrepair"
+	"github.com/operator-manager/operator-manager/internal/memo"
 )
 
 // contentCache keeps the parsed content of the few bundles being worked on, by digest, so
 // a bundle is read, hashed and parsed once per revision, not on every reconcile. Bundles
 // are content-addressed: an entry never goes stale.
 type contentCache struct {
-	mu      sync.Mutex
-	entries map[string]*catalog.BundleContent
-	order   []string
-	// repaired are the bundle's CRDs as crdrepair made them, by digest and CRD name: a
-	// revision's reconciles before its CSV is applied (one per event of each of its
-	// CRDs: created, names accepted, Established) plan the same CRDs, and repairing one
-	// (decode, convert, the API server's validation with CEL) was a fifth of the
-	// manager's CPU with 100 installations. Kept and dropped with the bundle's content.
-	repaired map[string]map[string]repairedCRD
+	bundles memo.FIFO[*bundleEntry]
+}
+
+// bundleEntry is one bundle's parsed content and its CRDs as crdrepair made them, by CRD
+// name: a revision's reconciles before its CSV is applied (one per event of each of its
+// CRDs: created, names accepted, Established) plan the same CRDs, and repairing one
+// (decode, convert, the API server's validation with CEL) was a fifth of the manager's
+// CPU with 100 installations. The repairs live and go with the content.
+type bundleEntry struct {
+	content *catalog.BundleContent
+
+	mu       sync.Mutex
+	repaired map[string]repairedCRD
 }
 
 // repairedCRD is one CRD of a bundle after crdrepair, and what the repair changed.
@@ -37,26 +42,26 @@ type repairedCRD struct {
 // before while the bundle's content is kept, else repaired now (and remembered if the
 // content is kept). Refusals are not remembered: they fail the revision.
 func (c *contentCache) repair(digest string, u *unstructured.Unstructured) (*apiextensionsv1.CustomResourceDefinition, []string, error) {
-	c.mu.Lock()
-	prev, ok := c.repaired[digest][u.GetName()]
-	c.mu.Unlock()
-	if ok {
-		return prev.crd.DeepCopy(), slices.Clone(prev.changes), nil
+	e, kept := c.bundles.Get(digest)
+	if kept {
+		e.mu.Lock()
+		prev, ok := e.repaired[u.GetName()]
+		e.mu.Unlock()
+		if ok {
+			return prev.crd.DeepCopy(), slices.Clone(prev.changes), nil
+		}
 	}
 	crd, changes, err := crdrepair.Repair(u)
 	if err != nil {
 		return nil, nil, err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, kept := c.entries[digest]; kept && digest != "" {
-		if c.repaired == nil {
-			c.repaired = map[string]map[string]repairedCRD{}
+	if kept && digest != "" {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if e.repaired == nil {
+			e.repaired = map[string]repairedCRD{}
 		}
-		if c.repaired[digest] == nil {
-			c.repaired[digest] = map[string]repairedCRD{}
-		}
-		c.repaired[digest][u.GetName()] = repairedCRD{crd: crd.DeepCopy(), changes: slices.Clone(changes)}
+		e.repaired[u.GetName()] = repairedCRD{crd: crd.DeepCopy(), changes: slices.Clone(changes)}
 	}
 	return crd, changes, nil
 }
@@ -67,44 +72,17 @@ func (c *contentCache) repair(digest string, u *unstructured.Unstructured) (*api
 const contentCacheSize = 12
 
 func (c *contentCache) get(digest string) *catalog.BundleContent {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.entries[digest]
+	if e, ok := c.bundles.Get(digest); ok {
+		return e.content
+	}
+	return nil
 }
 
 // forget drops a bundle no revision is parsing any more.
-func (c *contentCache) forget(digest string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.entries[digest]; !ok {
-		return
-	}
-	delete(c.entries, digest)
-	delete(c.repaired, digest)
-	for i, d := range c.order {
-		if d == digest {
-			c.order = append(c.order[:i:i], c.order[i+1:]...)
-			break
-		}
-	}
-}
+func (c *contentCache) forget(digest string) { c.bundles.Forget(digest) }
 
 func (c *contentCache) put(digest string, content *catalog.BundleContent) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.entries == nil {
-		c.entries = map[string]*catalog.BundleContent{}
-	}
-	if _, ok := c.entries[digest]; ok {
-		return
-	}
-	c.entries[digest] = content
-	c.order = append(c.order, digest)
-	if len(c.order) > contentCacheSize {
-		delete(c.entries, c.order[0])
-		delete(c.repaired, c.order[0])
-		c.order = c.order[1:]
-	}
+	c.bundles.Put(digest, &bundleEntry{content: content}, contentCacheSize)
 }
 
 // preflightCache remembers CRD preflights that passed, keyed by the live CRD's name and

@@ -15,22 +15,28 @@ func TestContentCache(t *testing.T) {
 	for i := range contentCacheSize + 3 {
 		c.put(fmt.Sprint(i), &catalog.BundleContent{})
 	}
-	if len(c.entries) != contentCacheSize || len(c.order) != contentCacheSize {
-		t.Fatalf("%d entries, %d in order, want at most %d", len(c.entries), len(c.order), contentCacheSize)
+	if n := c.bundles.Len(); n != contentCacheSize {
+		t.Fatalf("%d entries, want at most %d", n, contentCacheSize)
 	}
 	if c.get("0") != nil || c.get(fmt.Sprint(contentCacheSize+2)) == nil {
 		t.Error("the oldest entry is kept, or the newest is not")
 	}
 	c.forget("5")
 	c.forget("never put")
-	if c.get("5") != nil || len(c.entries) != contentCacheSize-1 || len(c.order) != contentCacheSize-1 {
-		t.Errorf("after forget: %d entries, %d in order", len(c.entries), len(c.order))
+	if c.get("5") != nil || c.bundles.Len() != contentCacheSize-1 {
+		t.Errorf("after forget: %d entries, digest 5 kept: %v", c.bundles.Len(), c.get("5") != nil)
 	}
-	for _, d := range c.order {
-		if d == "5" {
-			t.Error("a forgotten digest stays in the eviction order")
-		}
+}
+
+// repairs is how many repaired CRDs are remembered for digest.
+func repairs(c *contentCache, digest string) int {
+	e, ok := c.bundles.Get(digest)
+	if !ok {
+		return 0
 	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.repaired)
 }
 
 func TestContentCacheRepair(t *testing.T) {
@@ -51,8 +57,9 @@ func TestContentCacheRepair(t *testing.T) {
 	if _, _, err := c.repair("gone", crd()); err != nil {
 		t.Fatal(err)
 	}
-	if len(c.repaired) != 0 {
-		t.Error("a CRD of a bundle whose content is not kept is remembered")
+	c.put("gone", &catalog.BundleContent{})
+	if repairs(&c, "gone") != 0 {
+		t.Error("a CRD repaired while its bundle's content was not kept is remembered")
 	}
 	c.put("d1", &catalog.BundleContent{})
 	first, _, err := c.repair("d1", crd())
@@ -67,12 +74,12 @@ func TestContentCacheRepair(t *testing.T) {
 	if second == first || second.Annotations["changed"] != "" || second.Spec.Names.Kind != "Widget" {
 		t.Errorf("the remembered repair is shared with, or changed by, its first caller: %+v", second.ObjectMeta)
 	}
-	if len(c.repaired["d1"]) != 1 {
-		t.Errorf("repairs remembered for d1: %d, want 1", len(c.repaired["d1"]))
+	if n := repairs(&c, "d1"); n != 1 {
+		t.Errorf("repairs remembered for d1: %d, want 1", n)
 	}
 	c.forget("d1")
-	if len(c.repaired) != 0 {
-		t.Error("the repairs of a forgotten bundle are kept")
+	if c.get("d1") != nil || repairs(&c, "d1") != 0 {
+		t.Error("the content or repairs of a forgotten bundle are kept")
 	}
 }
 

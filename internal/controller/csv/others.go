@@ -1,9 +1,9 @@
 package csv
 
 import (
-	"sync"
-
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/operator-manager/operator-manager/internal/memo"
 )
 
 // othersMemo keeps the parsed other objects of recent bundles by digest. A CSV is
@@ -14,9 +14,7 @@ import (
 // so an entry is never stale; entries are copied in and out, as rendering sets owner
 // references on them. Safe for concurrent reconciles.
 type othersMemo struct {
-	mu    sync.Mutex
-	m     map[string][]*unstructured.Unstructured
-	order []string // digests, oldest first
+	bundles memo.FIFO[[]*unstructured.Unstructured]
 }
 
 // othersMemoSize bounds the memo: a fleet's installations in progress at once, roughly.
@@ -25,9 +23,7 @@ const othersMemoSize = 256
 
 // get returns a copy of the objects kept for digest, and whether any were.
 func (o *othersMemo) get(digest string) ([]*unstructured.Unstructured, bool) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	objs, ok := o.m[digest]
+	objs, ok := o.bundles.Get(digest)
 	if !ok {
 		return nil, false
 	}
@@ -36,20 +32,7 @@ func (o *othersMemo) get(digest string) ([]*unstructured.Unstructured, bool) {
 
 // put keeps a copy of objs for digest, forgetting the oldest entry when full.
 func (o *othersMemo) put(digest string, objs []*unstructured.Unstructured) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.m == nil {
-		o.m = map[string][]*unstructured.Unstructured{}
-	}
-	if _, ok := o.m[digest]; ok {
-		return
-	}
-	if len(o.order) >= othersMemoSize {
-		delete(o.m, o.order[0])
-		o.order = o.order[1:]
-	}
-	o.m[digest] = copyObjects(objs)
-	o.order = append(o.order, digest)
+	o.bundles.Put(digest, copyObjects(objs), othersMemoSize)
 }
 
 func copyObjects(objs []*unstructured.Unstructured) []*unstructured.Unstructured {

@@ -44,7 +44,7 @@ func TestOthersMemo(t *testing.T) {
 	if _, ok := o.get(fmt.Sprintf("sha256:%d", othersMemoSize-1)); !ok {
 		t.Error("the newest entry was dropped")
 	}
-	if len(o.m) != othersMemoSize || len(o.order) != othersMemoSize {
-		t.Errorf("memo holds %d entries (%d in order), want %d", len(o.m), len(o.order), othersMemoSize)
+	if n := o.bundles.Len(); n != othersMemoSize {
+		t.Errorf("memo holds %d entries, want %d", n, othersMemoSize)
 	}
 }
