@@ -3,7 +3,9 @@ package crdrepair
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
+	"unicode/utf8"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/install"
@@ -153,6 +155,12 @@ func encode(crd *apiextensionsv1.CustomResourceDefinition) (map[string]any, erro
 // normalize deep-copies the input through JSON, which also rejects values JSON cannot hold
 // instead of panicking on them later.
 func normalize(in map[string]any) (map[string]any, error) {
+	if out, ok := copyDecoded(in); ok {
+		if out == nil {
+			return nil, fmt.Errorf("empty object")
+		}
+		return out.(map[string]any), nil
+	}
 	raw, err := json.Marshal(in)
 	if err != nil {
 		return nil, fmt.Errorf("not JSON: %w", err)
@@ -176,4 +184,60 @@ func safely(f func() error) (err error) {
 		}
 	}()
 	return f()
+}
+
+// copyDecoded deep-copies v when it holds only what JSON decoders make (maps, lists,
+// strings, bools, int64, float64, nil), which is what manifests decoded from YAML or JSON
+// hold, into what a round trip through JSON that keeps integers would give, without
+// encoding and parsing the whole CRD. Anything else (other number types, text that is not
+// UTF-8, infinities) reports false, and normalize takes the round trip.
+func copyDecoded(v any) (any, bool) {
+	switch t := v.(type) {
+	case nil, bool, int64:
+		return t, true
+	case string:
+		return t, utf8.ValidString(t)
+	case float64:
+		if math.IsInf(t, 0) || math.IsNaN(t) {
+			return nil, false // not JSON: the round trip reports it
+		}
+		if t != math.Trunc(t) {
+			return t, true
+		}
+		if math.Abs(t) <= 1<<53 {
+			// JSON writes an integral float64 without a fraction, and reading it back
+			// keeps an int64 (decoders that read YAML give every number as a float64).
+			return int64(t), true
+		}
+		// Beyond 2^53 JSON writes the shortest digits that read back as the same float,
+		// padded with zeros, not the integer itself: leave that to the round trip.
+		return nil, false
+	case map[string]any:
+		if t == nil {
+			return nil, true
+		}
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			c, ok := copyDecoded(e)
+			if !ok || !utf8.ValidString(k) {
+				return nil, false
+			}
+			out[k] = c
+		}
+		return out, true
+	case []any:
+		if t == nil {
+			return nil, true
+		}
+		out := make([]any, len(t))
+		for i, e := range t {
+			c, ok := copyDecoded(e)
+			if !ok {
+				return nil, false
+			}
+			out[i] = c
+		}
+		return out, true
+	}
+	return nil, false
 }

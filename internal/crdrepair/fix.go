@@ -21,11 +21,12 @@ const maxRounds = 60
 func (r *repairer) fixUntilValid() error {
 	tries := map[string]int{}
 	for round := 0; ; round++ {
-		errs, err := validate(r.obj)
+		errs, crd, err := validate(r.obj)
 		if err != nil {
 			return err
 		}
 		if len(errs) == 0 {
+			r.valid = crd
 			return nil
 		}
 		if round == maxRounds {

@@ -64,7 +64,7 @@ spec:
 		if err != nil {
 			t.Fatal(err)
 		}
-		if errs, err := validate(out); err != nil || len(errs) > 0 {
+		if errs, _, err := validate(out); err != nil || len(errs) > 0 {
 			t.Fatalf("repaired CRD does not validate: %v %v", err, errs)
 		}
 		again, more, err := Repair(&unstructured.Unstructured{Object: out})

@@ -103,11 +103,9 @@ func RepairChanges(u *unstructured.Unstructured) (*apiextensionsv1.CustomResourc
 			return nil, nil, fmt.Errorf("repairing CRD %s: %w", describe(u.Object), err)
 		}
 	}
-	crd, err := decodeV1(r.obj)
-	if err != nil {
-		return nil, nil, fmt.Errorf("repairing CRD %s: %w", describe(u.Object), err)
-	}
-	return crd, r.changes, nil
+	// The last validation decoded r.obj as it is now (nothing changes it after a
+	// validation that passes).
+	return r.valid, r.changes, nil
 }
 
 // repairer holds one CRD being repaired, in its v1 form as unstructured JSON, and the
@@ -127,6 +125,8 @@ type repairer struct {
 	// marked for removal in it.
 	dirty        []string
 	pendingRules bool
+	// valid is r.obj decoded by the validation that passed.
+	valid *apiextensionsv1.CustomResourceDefinition
 }
 
 func (r *repairer) record(kind Kind, where, format string, args ...any) {

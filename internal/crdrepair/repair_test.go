@@ -382,7 +382,7 @@ func assertAccepted(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition)
 	if err != nil {
 		t.Fatal(err)
 	}
-	errs, err := validate(obj)
+	errs, _, err := validate(obj)
 	if err != nil || len(errs) > 0 {
 		t.Fatalf("result does not validate: %v %v", err, errs)
 	}

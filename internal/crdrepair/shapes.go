@@ -308,6 +308,9 @@ func coerce(k string, v any) (map[string]any, bool) {
 }
 
 func decodesAsSchema(m map[string]any) bool {
+	if plainlyDecodes(m) {
+		return true
+	}
 	raw, err := json.Marshal(m)
 	if err != nil {
 		return false
@@ -366,6 +369,108 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // schemaKeywords are the JSON names of JSONSchemaProps, the keywords a CRD schema may use.
+// plainlyDecodes reports, without encoding anything, that m decodes as a schema because
+// each of its keywords holds a value of its field's plain type: a string for a string, a
+// bool for a bool, an integer for an integer, any number for a float, a list of strings for
+// a list of strings, anything for a JSON value, or null. Every node of every schema is
+// checked this way (fixOwnShapes), and nearly all pass; false says only "decode to be
+// sure", as for keywords of richer types (x-kubernetes-validations, externalDocs).
+func plainlyDecodes(m map[string]any) bool {
+	for k, v := range m {
+		if v == nil {
+			continue
+		}
+		switch keywordTypes[k] {
+		case plainString:
+			if _, ok := v.(string); !ok {
+				return false
+			}
+		case plainBool:
+			if _, ok := v.(bool); !ok {
+				return false
+			}
+		case plainInt:
+			if _, ok := v.(int64); !ok {
+				return false
+			}
+		case plainFloat:
+			if _, isInt := v.(int64); !isInt {
+				if _, isFloat := v.(float64); !isFloat {
+					return false
+				}
+			}
+		case plainStrings:
+			l, ok := v.([]any)
+			if !ok {
+				return false
+			}
+			for _, e := range l {
+				if _, ok := e.(string); !ok {
+					return false
+				}
+			}
+		case plainJSONList:
+			if _, ok := v.([]any); !ok {
+				return false
+			}
+		case plainJSON:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainType is how a schema keyword's value decodes, for plainlyDecodes.
+type plainType int
+
+const (
+	notPlain plainType = iota
+	plainString
+	plainBool
+	plainInt
+	plainFloat
+	plainStrings
+	plainJSONList
+	plainJSON
+)
+
+// keywordTypes are the plain types of JSONSchemaProps' fields, by JSON name, read from
+// the type itself so that they follow the API's version.
+var keywordTypes = func() map[string]plainType {
+	jsonType := reflect.TypeFor[apiextensionsv1.JSON]()
+	m := map[string]plainType{}
+	t := reflect.TypeFor[apiextensionsv1.JSONSchemaProps]()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		switch {
+		case ft == jsonType:
+			m[name] = plainJSON
+		case ft.Kind() == reflect.Slice && ft.Elem() == jsonType:
+			m[name] = plainJSONList
+		case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.String:
+			m[name] = plainStrings
+		case ft.Kind() == reflect.String:
+			m[name] = plainString
+		case ft.Kind() == reflect.Bool:
+			m[name] = plainBool
+		case ft.Kind() == reflect.Int64:
+			m[name] = plainInt
+		case ft.Kind() == reflect.Float64:
+			m[name] = plainFloat
+		}
+	}
+	return m
+}()
+
 var schemaKeywords = func() map[string]bool {
 	m := map[string]bool{}
 	t := reflect.TypeOf(apiextensionsv1.JSONSchemaProps{})

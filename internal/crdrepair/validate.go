@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -15,16 +16,22 @@ import (
 // ValidateCustomResourceDefinition, which includes the structural-schema, default and CEL
 // checks. Errors come sorted shallow paths first, so a repair of a node precedes repairs
 // below it (a node's missing type is inferred before its anyOf branches are touched).
-func validate(obj map[string]any) (field.ErrorList, error) {
+//
+// It also returns obj decoded (not defaulted): when obj is valid, that is the repair's
+// result, and decoding it again would cost another JSON round trip of the whole CRD.
+func validate(obj map[string]any) (field.ErrorList, *apiextensionsv1.CustomResourceDefinition, error) {
 	crd, err := decodeV1(obj)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var errs field.ErrorList
 	err = safely(func() error {
-		scheme.Default(crd)
+		// Defaulting changes what it is given, and the conversion may share memory with
+		// it: both work on a copy, so crd stays as decoded.
+		defaulted := crd.DeepCopy()
+		scheme.Default(defaulted)
 		var in apiextensions.CustomResourceDefinition
-		if err := scheme.Convert(crd, &in, nil); err != nil {
+		if err := scheme.Convert(defaulted, &in, nil); err != nil {
 			return err
 		}
 		in.Status = apiextensions.CustomResourceDefinitionStatus{}
@@ -38,7 +45,7 @@ func validate(obj map[string]any) (field.ErrorList, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sort.SliceStable(errs, func(i, j int) bool {
 		di, dj := depth(errs[i].Field), depth(errs[j].Field)
@@ -50,7 +57,7 @@ func validate(obj map[string]any) (field.ErrorList, error) {
 		}
 		return errs[i].Error() < errs[j].Error()
 	})
-	return errs, nil
+	return errs, crd, nil
 }
 
 func depth(p string) int { return len(parseFieldPath(p)) }

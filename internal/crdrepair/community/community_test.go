@@ -4,13 +4,10 @@
 package community_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -26,7 +23,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -74,7 +70,11 @@ func (warningCollector) HandleWarningHeaderWithContext(ctx context.Context, _ in
 
 func TestCommunityCRDsAreAccepted(t *testing.T) {
 	root := catalogtest.CommunityPath(t)
-	files, docs := readCRDs(t, root)
+	files, crds := catalogtest.CRDDocuments(t, root)
+	docs := make([]doc, len(crds))
+	for i, c := range crds {
+		docs[i] = doc{file: c.File, u: c.Object}
+	}
 	if len(docs) == 0 {
 		t.Fatalf("no CustomResourceDefinition documents under %s", root)
 	}
@@ -301,56 +301,6 @@ func countTable(counts map[string]int) string {
 		fmt.Fprintf(&b, "  %6d  %s\n", r.n, r.kind)
 	}
 	return b.String()
-}
-
-// readCRDs decodes every CustomResourceDefinition document of the catalog's YAML and JSON
-// files (a file may hold several, separated by ---). It returns how many files held one.
-func readCRDs(t *testing.T, root string) (int, []doc) {
-	t.Helper()
-	files := 0
-	var docs []doc
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		switch filepath.Ext(p) {
-		case ".yaml", ".yml", ".json":
-		default:
-			return nil
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if !bytes.Contains(data, []byte("CustomResourceDefinition")) {
-			return nil // most files are CSVs and package manifests; skip decoding them
-		}
-		found := false
-		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-		for {
-			var obj map[string]any
-			if err := dec.Decode(&obj); err != nil {
-				if !errors.Is(err, io.EOF) {
-					t.Logf("%s: stops decoding: %v", rel(root, p), err)
-				}
-				break
-			}
-			u := &unstructured.Unstructured{Object: obj}
-			if obj == nil || u.GetKind() != "CustomResourceDefinition" {
-				continue
-			}
-			found = true
-			docs = append(docs, doc{file: p, u: u})
-		}
-		if found {
-			files++
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return files, docs
 }
 
 func rel(root, p string) string {
