@@ -226,24 +226,33 @@ func uninstallDone(sub *omv1.Subscription, _ *omv1.Blueprint, gone bool) (bool, 
 	return c != nil && c.Reason == omv1.ReasonUninstalled, nil
 }
 
+// stillEvery is how often a wait repeats a state that has not changed.
+var stillEvery = 30 * time.Second
+
 // poll calls look every half second until it reports done, printing each new state line
-// so a person sees what is being waited for; it gives up after timeout naming what.
+// so a person sees what is being waited for, and the same line again (as "still ...")
+// every stillEvery while it does not change; it gives up after timeout naming what.
 //
 // It looks again whenever wake says a watched object changed, and at least every
 // interval (half a second without a watch, a few seconds with one).
 func poll(ctx context.Context, timeout time.Duration, w io.Writer, what string, look func(context.Context) (line string, done bool, err error), wake <-chan struct{}) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	start, last := time.Now(), ""
+	start, last, printed := time.Now(), "", time.Time{}
 	interval := 500 * time.Millisecond
 	if wake != nil {
 		interval = 5 * time.Second
 	}
 	for {
 		line, done, err := look(ctx)
-		if line != "" && line != last {
+		switch {
+		case line != "" && line != last:
 			fmt.Fprintf(w, "[%s] %s\n", duration.HumanDuration(time.Since(start)), line)
-			last = line
+			last, printed = line, time.Now()
+		case line != "" && !done && time.Since(printed) >= stillEvery:
+			// A health gate can wait minutes on one state: say the wait is alive.
+			fmt.Fprintf(w, "[%s] still %s\n", duration.HumanDuration(time.Since(start)), line)
+			printed = time.Now()
 		}
 		if err != nil {
 			if ctx.Err() != nil || outOfTime(err) {

@@ -89,3 +89,56 @@ func TestPollOutOfTime(t *testing.T) {
 		t.Errorf("a refused read: exit %d, %v; want %d", got, err, ExitError)
 	}
 }
+
+// A state that does not change is printed again, marked "still", so a person watching a
+// long health gate sees that the wait is alive and for how long it has waited.
+func TestPollRepeatsAStateThatLasts(t *testing.T) {
+	defer func(d time.Duration) { stillEvery = d }(stillEvery)
+	stillEvery = 0
+	wake := make(chan struct{}, 1)
+	calls := 0
+	var out strings.Builder
+	err := poll(context.Background(), time.Minute, &out, "ns/s1", func(context.Context) (string, bool, error) {
+		calls++
+		wakeUp(wake) // look again at once
+		if calls == 4 {
+			return "succeeded", true, nil
+		}
+		return "installing: 1/1 replicas updated, 0 available", false, nil
+	}, wake)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	want := []string{"] installing: ", "] still installing: ", "] still installing: ", "] succeeded"}
+	if len(lines) != len(want) {
+		t.Fatalf("printed %q, want %d lines", lines, len(want))
+	}
+	for i, w := range want {
+		if !strings.Contains(lines[i], w) {
+			t.Errorf("line %d: %q, want it to contain %q", i, lines[i], w)
+		}
+	}
+
+	// Within stillEvery the same state is printed once.
+	stillEvery, calls = time.Hour, 0
+	out.Reset()
+	if err := poll(context.Background(), time.Minute, &out, "ns/s1", func(context.Context) (string, bool, error) {
+		calls++
+		wakeUp(wake)
+		return "installing", calls == 4, nil
+	}, wake); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(out.String(), "installing"); n != 1 {
+		t.Errorf("printed the unchanged state %d times within stillEvery, want once: %q", n, out.String())
+	}
+}
+
+// wakeUp wakes a poll without blocking when a wake-up is already pending.
+func wakeUp(wake chan struct{}) {
+	select {
+	case wake <- struct{}{}:
+	default:
+	}
+}

@@ -82,7 +82,7 @@ type check func(in Input) *Verdict
 // timeout after them so that a Deployment that just became Available is never failed for
 // time. Last come the waits worth naming: within the timeout they only explain why the
 // rollout is still Progressing, and after it timedOut puts the same problems in its message.
-var chain = []check{notObserved, progressDeadlineExceeded, crashLooping, available, timedOut, pullingImage, replicaFailing}
+var chain = []check{notObserved, progressDeadlineExceeded, crashLooping, available, timedOut, pullingImage, replicaFailing, slowRollout}
 
 // Deployment judges one Deployment.
 func Deployment(in Input) Verdict {
@@ -209,6 +209,24 @@ func replicaFailing(in Input) *Verdict {
 		return &Verdict{Progressing, ReasonReplicaFailure, fmt.Sprintf("deployment %s: %s", in.Deployment.Name, s)}
 	}
 	return nil
+}
+
+// slowAfter is how long a rollout goes before its progress names the pods that hold it
+// back: most rollouts finish sooner, and their pods are only starting.
+const slowAfter = 30 * time.Second
+
+// slowRollout names, once a rollout has taken slowAfter, the pods that are not ready and
+// why (a readiness probe failing, a pod not scheduled), so that a person watching sees the
+// cause minutes before the timeout says it.
+func slowRollout(in Input) *Verdict {
+	if in.Started.IsZero() || in.Now.Sub(in.Started) < slowAfter {
+		return nil
+	}
+	why := podProblems(in, maxProblems)
+	if len(why) == 0 {
+		return nil
+	}
+	return &Verdict{Progressing, ReasonRollingOut, rolloutProgress(in.Deployment) + "; " + strings.Join(why, "; ")}
 }
 
 func rolloutProgress(d *appsv1.Deployment) string {
