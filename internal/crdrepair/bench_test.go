@@ -1,14 +1,11 @@
 package crdrepair
 
 import (
-	"context"
 	"encoding/json"
 	"testing"
 
-	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsv1beta1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1beta1"
-	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	kjson "sigs.k8s.io/json"
@@ -59,7 +56,7 @@ func BenchmarkRepairFloorCommunity(b *testing.B) {
 }
 
 // validateOnce is the floor for one CRD: one decode into its typed form (v1 or v1beta1),
-// defaulting, conversion to the internal form, and the API server's validation.
+// then the same validation a repair round runs (validateTyped).
 func validateOnce(u *unstructured.Unstructured) error {
 	raw, err := json.Marshal(u.Object)
 	if err != nil {
@@ -72,13 +69,6 @@ func validateOnce(u *unstructured.Unstructured) error {
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(raw, typed); err != nil {
 		return err
 	}
-	return safely(func() error {
-		scheme.Default(typed)
-		var in apiextensions.CustomResourceDefinition
-		if err := scheme.Convert(typed, &in, nil); err != nil {
-			return err
-		}
-		_ = validation.ValidateCustomResourceDefinition(context.Background(), &in)
-		return nil
-	})
+	_, err = validateTyped(typed)
+	return err
 }

@@ -120,7 +120,7 @@ func TestPlainlyDecodes(t *testing.T) {
 }
 
 // The plain types come from JSONSchemaProps itself; these are the ones schemas lean on.
-func TestKeywordTypes(t *testing.T) {
+func TestSchemaKeywords(t *testing.T) {
 	for k, want := range map[string]plainType{
 		"type": plainString, "description": plainString, "$ref": plainString, "x-kubernetes-list-type": plainString,
 		"nullable": plainBool, "x-kubernetes-preserve-unknown-fields": plainBool, "x-kubernetes-int-or-string": plainBool,
@@ -129,8 +129,8 @@ func TestKeywordTypes(t *testing.T) {
 		"enum": plainJSONList, "default": plainJSON, "example": plainJSON,
 		"x-kubernetes-validations": notPlain, "externalDocs": notPlain, "properties": notPlain,
 	} {
-		if got := keywordTypes[k]; got != want {
-			t.Errorf("%s: %v, want %v", k, got, want)
+		if got, ok := schemaKeywords[k]; !ok || got != want {
+			t.Errorf("%s: %v (a keyword: %v), want %v", k, got, ok, want)
 		}
 	}
 }

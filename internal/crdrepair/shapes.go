@@ -191,7 +191,7 @@ func (r *repairer) fixOwnShapes(n map[string]any, where string) {
 	for _, k := range sortedKeys(n) {
 		switch {
 		case containerKeywords[k]:
-		case !schemaKeywords[k]:
+		case !isKeyword(k):
 			// Decoding drops it anyway; saying so shows typos such as "properies",
 			// whose content never took effect.
 			delete(n, k)
@@ -368,7 +368,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// schemaKeywords are the JSON names of JSONSchemaProps, the keywords a CRD schema may use.
 // plainlyDecodes reports, without encoding anything, that m decodes as a schema because
 // each of its keywords holds a value of its field's plain type: a string for a string, a
 // bool for a bool, an integer for an integer, any number for a float, a list of strings for
@@ -380,7 +379,7 @@ func plainlyDecodes(m map[string]any) bool {
 		if v == nil {
 			continue
 		}
-		switch keywordTypes[k] {
+		switch schemaKeywords[k] {
 		case plainString:
 			if _, ok := v.(string); !ok {
 				return false
@@ -425,7 +424,7 @@ func plainlyDecodes(m map[string]any) bool {
 type plainType int
 
 const (
-	notPlain plainType = iota
+	notPlain plainType = iota // a richer type (x-kubernetes-validations, a nested schema): decode to be sure
 	plainString
 	plainBool
 	plainInt
@@ -435,9 +434,10 @@ const (
 	plainJSON
 )
 
-// keywordTypes are the plain types of JSONSchemaProps' fields, by JSON name, read from
-// the type itself so that they follow the API's version.
-var keywordTypes = func() map[string]plainType {
+// schemaKeywords are the JSON names of JSONSchemaProps, the keywords a CRD schema may use,
+// each with the plain type its value decodes as; read from the type itself so that they
+// follow the API's version.
+var schemaKeywords = func() map[string]plainType {
 	jsonType := reflect.TypeFor[apiextensionsv1.JSON]()
 	m := map[string]plainType{}
 	t := reflect.TypeFor[apiextensionsv1.JSONSchemaProps]()
@@ -466,22 +466,18 @@ var keywordTypes = func() map[string]plainType {
 			m[name] = plainInt
 		case ft.Kind() == reflect.Float64:
 			m[name] = plainFloat
+		default:
+			m[name] = notPlain
 		}
 	}
 	return m
 }()
 
-var schemaKeywords = func() map[string]bool {
-	m := map[string]bool{}
-	t := reflect.TypeOf(apiextensionsv1.JSONSchemaProps{})
-	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		if name != "" && name != "-" {
-			m[name] = true
-		}
-	}
-	return m
-}()
+// isKeyword says whether k is a JSON Schema keyword of a CRD schema.
+func isKeyword(k string) bool {
+	_, ok := schemaKeywords[k]
+	return ok
+}
 
 // nearestKeyword is the keyword within two edits of k, if one is.
 func nearestKeyword(k string) string {

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -24,26 +25,9 @@ func validate(obj map[string]any) (field.ErrorList, *apiextensionsv1.CustomResou
 	if err != nil {
 		return nil, nil, err
 	}
-	var errs field.ErrorList
-	err = safely(func() error {
-		// Defaulting changes what it is given, and the conversion may share memory with
-		// it: both work on a copy, so crd stays as decoded.
-		defaulted := crd.DeepCopy()
-		scheme.Default(defaulted)
-		var in apiextensions.CustomResourceDefinition
-		if err := scheme.Convert(defaulted, &in, nil); err != nil {
-			return err
-		}
-		in.Status = apiextensions.CustomResourceDefinitionStatus{}
-		for _, v := range in.Spec.Versions {
-			if v.Storage {
-				in.Status.StoredVersions = []string{v.Name}
-				break
-			}
-		}
-		errs = validation.ValidateCustomResourceDefinition(context.Background(), &in)
-		return nil
-	})
+	// Defaulting changes what it is given, and the conversion may share memory with it:
+	// both work on a copy, so crd stays as decoded.
+	errs, err := validateTyped(crd.DeepCopy())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -61,3 +45,27 @@ func validate(obj map[string]any) (field.ErrorList, *apiextensionsv1.CustomResou
 }
 
 func depth(p string) int { return len(parseFieldPath(p)) }
+
+// validateTyped is the API server's create validation of a typed CRD (v1, or v1beta1 for
+// the benchmark's floor): defaulting (in place), conversion to the internal type,
+// PrepareForCreate's status, ValidateCustomResourceDefinition.
+func validateTyped(crd runtime.Object) (field.ErrorList, error) {
+	var errs field.ErrorList
+	err := safely(func() error {
+		scheme.Default(crd)
+		var in apiextensions.CustomResourceDefinition
+		if err := scheme.Convert(crd, &in, nil); err != nil {
+			return err
+		}
+		in.Status = apiextensions.CustomResourceDefinitionStatus{}
+		for _, v := range in.Spec.Versions {
+			if v.Storage {
+				in.Status.StoredVersions = []string{v.Name}
+				break
+			}
+		}
+		errs = validation.ValidateCustomResourceDefinition(context.Background(), &in)
+		return nil
+	})
+	return errs, err
+}

@@ -22,14 +22,13 @@ func (f *FIFO[V]) Get(key string) (V, bool) {
 	return v, ok
 }
 
-// Put keeps v for key, forgetting the oldest entries beyond max, and returns the value
-// now kept for key: the one kept before, if any (the first to finish a piece of work
-// keeps it, and concurrent callers share it), else v.
-func (f *FIFO[V]) Put(key string, v V, max int) V {
+// Put keeps v for key, forgetting the oldest entries beyond max. A key kept already keeps
+// its value (and its place): the first to finish a piece of work keeps it.
+func (f *FIFO[V]) Put(key string, v V, max int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if prev, ok := f.m[key]; ok {
-		return prev
+	if _, ok := f.m[key]; ok {
+		return
 	}
 	if f.m == nil {
 		f.m = map[string]V{}
@@ -40,7 +39,6 @@ func (f *FIFO[V]) Put(key string, v V, max int) V {
 		delete(f.m, f.order[0])
 		f.order = f.order[1:]
 	}
-	return v
 }
 
 // Forget drops key's entry, if any.

@@ -39,10 +39,7 @@ func TestMain(m *testing.M) { os.Exit(testenv.Main(m, testenv.APIOnly, &env)) }
 const minAccepted = 0.99
 
 // doc is one CustomResourceDefinition document of a catalog file.
-type doc struct {
-	file string
-	u    *unstructured.Unstructured
-}
+type doc = catalogtest.CRDDocument
 
 // outcome is what happened to one document.
 type outcome struct {
@@ -70,11 +67,7 @@ func (warningCollector) HandleWarningHeaderWithContext(ctx context.Context, _ in
 
 func TestCommunityCRDsAreAccepted(t *testing.T) {
 	root := catalogtest.CommunityPath(t)
-	files, crds := catalogtest.CRDDocuments(t, root)
-	docs := make([]doc, len(crds))
-	for i, c := range crds {
-		docs[i] = doc{file: c.File, u: c.Object}
-	}
+	files, docs := catalogtest.CRDDocuments(t, root)
 	if len(docs) == 0 {
 		t.Fatalf("no CustomResourceDefinition documents under %s", root)
 	}
@@ -132,9 +125,9 @@ func TestCommunityCRDsAreAccepted(t *testing.T) {
 		}
 		switch {
 		case o.repairErr != nil:
-			t.Logf("REFUSED by Repair: %s: %v", rel(root, o.file), o.repairErr)
+			t.Logf("REFUSED by Repair: %s: %v", rel(root, o.File), o.repairErr)
 		case o.createErr != nil:
-			t.Logf("REFUSED by the API server: %s: %v", rel(root, o.file), o.createErr)
+			t.Logf("REFUSED by the API server: %s: %v", rel(root, o.File), o.createErr)
 		default:
 			accepted++
 		}
@@ -145,7 +138,7 @@ func TestCommunityCRDsAreAccepted(t *testing.T) {
 		"%d accepted by a dry-run create (%.2f%%), in %s", files, len(out), converted, repaired, accepted, 100*share, elapsed.Round(time.Second))
 	t.Logf("without Repair (conversion only, preserveUnknownFields cleared): %d of %d accepted (%.2f%%); CRDs per refusal cause:\n%s",
 		baseline, len(out), 100*float64(baseline)/float64(len(out)), countTable(baselineCauses))
-	t.Logf("CRDs per kind of repair (most changes for one CRD: %d, %s):\n%s", len(most.changes), rel(root, most.file), kindTable(kinds))
+	t.Logf("CRDs per kind of repair (most changes for one CRD: %d, %s):\n%s", len(most.changes), rel(root, most.File), kindTable(kinds))
 	if len(warnings) > 0 {
 		t.Logf("CRDs per API server warning (accepted, but worth knowing):\n%s", countTable(warnings))
 	}
@@ -163,13 +156,13 @@ func submitAll(ctx context.Context, c client.Client, docs []doc, workers int) []
 		wg.Go(func() {
 			for i := range next {
 				d := docs[i]
-				o := outcome{doc: d, converted: d.u.GetAPIVersion() == "apiextensions.k8s.io/v1beta1"}
-				crd, changes, err := crdrepair.RepairChanges(d.u)
+				o := outcome{doc: d, converted: d.Object.GetAPIVersion() == "apiextensions.k8s.io/v1beta1"}
+				crd, changes, err := crdrepair.RepairChanges(d.Object)
 				o.changes, o.repairErr = changes, err
 				if err == nil {
 					o.createErr = c.Create(context.WithValue(ctx, warningsKey{}, &o.warnings), crd, client.DryRunAll)
 				}
-				if plain, err := plainConversion(d.u); err != nil {
+				if plain, err := plainConversion(d.Object); err != nil {
 					o.baselineErr = err
 				} else {
 					o.baselineErr = c.Create(ctx, plain, client.DryRunAll)
