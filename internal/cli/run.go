@@ -106,6 +106,7 @@ and leader election is on; local runs serve plain /metrics and run alone.`,
 	f.DurationVar(&opts.LeaseDuration, "leader-election-lease-duration", 15*time.Second, "how long a leader's Lease lasts without renewal: the longest a takeover waits after a crash")
 	f.DurationVar(&opts.RenewDeadline, "leader-election-renew-deadline", 10*time.Second, "how long the leader keeps trying to renew before it steps down")
 	f.DurationVar(&opts.RetryPeriod, "leader-election-retry-period", 2*time.Second, "how often candidates try to acquire or renew the Lease")
+	f.BoolVar(&opts.ReleaseStartPages, "release-start-pages", true, "give back the binary's pages only the start used (package initialisation, setup) before the controllers start, so what stays resident is what the work uses (Linux)")
 	bindGoFlags(cmd, zapOpts.BindFlags)
 	return cmd
 }
