@@ -98,6 +98,7 @@ and leader election is on; local runs serve plain /metrics and run alone.`,
 	f.IntVar(&opts.Workers.Subscription, "subscription-workers", 4, "Subscriptions reconciled at once")
 	f.IntVar(&opts.Workers.Blueprint, "blueprint-workers", 8, "Blueprints reconciled at once")
 	f.IntVar(&opts.Workers.CSV, "csv-workers", 8, "ClusterServiceVersions reconciled at once")
+	f.IntVar(&opts.Workers.CatalogSource, "catalogsource-workers", 4, "CatalogSources loaded at once (a slow source holds one worker until it answers or times out)")
 	// 300 and 600: a fleet's installs starting together cost about 40 requests each, and at
 	// 50 a second 159 installs waited two minutes on this limit alone (BENCHMARKS.md); the
 	// API server's own priority and fairness still shares it out among its clients.

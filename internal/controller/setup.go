@@ -55,7 +55,8 @@ func setup(mgr ctrl.Manager, o manager.Options) error {
 	crds := &crdready.Memo{Cache: crdCache}
 	c := mgr.GetClient()
 	w := o.Workers
-	if err := (&catalogsource.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: rec, Store: store, AllowedDirs: o.CatalogDirs, CacheDir: o.CacheDir}).SetupWithManager(mgr); err != nil {
+	if err := (&catalogsource.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: rec, Store: store, AllowedDirs: o.CatalogDirs, CacheDir: o.CacheDir,
+		Workers: w.CatalogSource}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	defaultCatalog := types.NamespacedName{Namespace: o.Namespace, Name: catalogsource.DefaultName}

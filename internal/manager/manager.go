@@ -90,7 +90,7 @@ type Options struct {
 
 // Workers are the concurrent reconciles of each controller.
 type Workers struct {
-	Subscription, Blueprint, CSV int
+	Subscription, Blueprint, CSV, CatalogSource int
 }
 
 // Setup registers one controller with the manager.

@@ -42,7 +42,8 @@ package badinput
 //   http-served-bundle-changed-on-disk: `catalog serve` whose directory changed under it -> DeadlineExceeded, 503, "does not match its digest"
 //   http-index-digest-mismatch: an index whose catalog digest does not match its content -> LoadFailed, "does not match"
 //   http-garbage-json: /index.json is HTML -> LoadFailed, "decoding catalog index"
-//   http-unreachable: nothing listens at the URL -> LoadFailed naming the address; the Subscription CatalogNotReady
+//   http-unreachable: nothing listens at the URL -> LoadFailed naming the address; the Subscription CatalogNotReady with the CatalogSource's words
+//   http-first-load-slow: the index answers late -> the Subscription "waiting for catalog", no warning, another catalog loads meanwhile; then it installs
 // CatalogSources edited to nonsense:
 //   catalogsource-directory-outside-allowed: directory /etc, and a path climbing out with ".." -> LoadFailed, "outside the directories"
 //   catalogsource-directory-relative: a relative directory -> LoadFailed, "must be an absolute path"
@@ -74,9 +75,14 @@ package badinput
 import (
 	"fmt"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -617,7 +623,55 @@ properties:
 		httpSource(t, ns, "test", "http://"+addr)
 		waitLoadFailed(t, ns, "test", "reading the catalog at http://"+addr, "connection refused")
 		create(t, ns, subscriptionYAML("gadget", `{startingCSV: gadget.1.0.0, catalog: test}`))
-		waitUnresolved(t, ns, "gadget", omv1.ReasonCatalogNotReady, "catalog "+ns+"/test is not loaded")
+		// The Subscription says why its catalog is missing, in the CatalogSource's words.
+		waitUnresolved(t, ns, "gadget", omv1.ReasonCatalogNotReady, "catalog "+ns+"/test is not loaded: its CatalogSource failed to load it",
+			"reading the catalog at http://"+addr, "connection refused")
+		if sub, _ := getSub(ns, "gadget"); sub.Status.Opstatus != "resolve failed" {
+			t.Errorf("opstatus %q, want \"resolve failed\"", sub.Status.Opstatus)
+		}
+	}},
+	{name: "http-first-load-slow", run: func(t *testing.T, ns string) {
+		// The index answers only when the test lets it (a large catalog's first load, a
+		// slow registry): until then the Subscription waits, saying so, with no warning,
+		// and other catalogs load meanwhile; then it installs.
+		dir := catalogDir(t, ns)
+		writeFiles(t, dir, goodGadget(ns))
+		upstream, err := url.Parse(serveCatalog(t, dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		proxy := httputil.NewSingleHostReverseProxy(upstream)
+		release := make(chan struct{})
+		var once sync.Once
+		open := func() { once.Do(func() { close(release) }) }
+		t.Cleanup(open)
+		slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-release:
+				proxy.ServeHTTP(w, r)
+			case <-r.Context().Done():
+			}
+		}))
+		t.Cleanup(slow.Close)
+		httpSource(t, ns, "test", slow.URL)
+		create(t, ns, subscriptionYAML("gadget", `{startingCSV: gadget.1.0.0, catalog: test}`))
+		waitUnresolved(t, ns, "gadget", omv1.ReasonCatalogNotReady, "catalog "+ns+"/test is not loaded yet: its CatalogSource is loading it")
+		if sub, _ := getSub(ns, "gadget"); sub.Status.Opstatus != "waiting for catalog" {
+			t.Errorf("opstatus %q while the catalog loads, want \"waiting for catalog\"", sub.Status.Opstatus)
+		}
+		// A load that hangs holds one CatalogSource worker, not all of them.
+		other := dir + "-other"
+		writeFiles(t, other, goodGadget(ns))
+		directorySource(t, ns, "other", other)
+		waitCatalogReady(t, ns, "other")
+		if cs, _ := getCatalogSource(ns, "test"); condition(cs.Status.Conditions, omv1.ConditionReady).Status != "" {
+			t.Fatalf("the held catalog has a Ready condition before its index was served: %+v", cs.Status.Conditions)
+		}
+		if hasEvent(t, ns, omv1.ReasonCatalogNotReady) {
+			t.Error("a warning event for a catalog that is only loading")
+		}
+		open()
+		waitRunning(t, ns, "gadget", "gadget.v1.0.0")
 	}},
 
 	// --- CatalogSources edited to nonsense ---

@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
@@ -55,6 +56,10 @@ type Reconciler struct {
 	// APIReader reads pull secrets from the API server; nil means Client. The manager
 	// caches no Secrets.
 	APIReader client.Reader
+	// Workers is how many CatalogSources load at once (at least one). A load holds its
+	// worker until it ends (an HTTP source or a registry may take up to a minute to
+	// answer), so a single worker let one slow source hold back every other.
+	Workers int
 
 	remotes httpSources
 	images  imageSources
@@ -82,7 +87,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			return catalog.LoadIfChanged(dir, prev, catalog.Options{})
 		}
 	}
-	return ctrl.NewControllerManagedBy(mgr).For(&omv1.CatalogSource{}).Named("catalogsource").Complete(r)
+	return ctrl.NewControllerManagedBy(mgr).For(&omv1.CatalogSource{}).Named("catalogsource").
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.Workers)}).Complete(r)
 }
 
 // Reconcile loads one CatalogSource and writes its status once, only when it changed.

@@ -172,7 +172,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.
 		// Resolving is pure and cheap, so it runs on every reconcile and the Resolved
 		// condition always reflects the current catalog.
 		res, err := r.resolve(sub)
-		if r.warmingUp(ctx, sub, err) {
+		wait, werr := r.catalogWait(ctx, sub, err)
+		if werr != nil {
+			return ctrl.Result{}, werr
+		}
+		if wait != nil && wait.quiet {
 			// This process has not loaded a catalog that is there and ready: a restarted
 			// manager says nothing new about the Subscription until it has.
 			return ctrl.Result{RequeueAfter: time.Second}, nil
@@ -181,6 +185,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.
 			err = r.checkConflict(ctx, sub, res.bundle)
 		}
 		switch {
+		case wait != nil && wait.loading:
+			result = r.waitForCatalog(sub, err)
 		case err != nil:
 			if result, err = r.resolveFailed(sub, err); err != nil {
 				return result, err
@@ -316,24 +322,24 @@ func (r *Reconciler) resolve(sub *omv1.Subscription) (*resolution, error) {
 	return &resolution{bundle: b, catalog: key}, nil
 }
 
-// warmingUp reports a resolution that failed only because this manager process has not
-// loaded the Subscription's catalog yet, while the CatalogSource says it is loaded and
-// ready (a restart, a new leader): nothing to report, only to wait for.
-func (r *Reconciler) warmingUp(ctx context.Context, sub *omv1.Subscription, err error) bool {
+// catalogWait asks the Subscription's CatalogSource why resolving failed, when it failed
+// only because this process holds no loaded catalog of that name (nil otherwise).
+func (r *Reconciler) catalogWait(ctx context.Context, sub *omv1.Subscription, err error) (*catalogWait, error) {
 	var re *resolve.Error
 	if !errors.As(err, &re) || re.Reason != omv1.ReasonCatalogNotReady {
-		return false
+		return nil, nil
 	}
-	cs := &omv1.CatalogSource{}
 	key := r.catalogOf(sub)
+	cs := &omv1.CatalogSource{}
 	if err := r.Client.Get(ctx, key, cs); err != nil {
-		if apierrors.IsNotFound(err) {
-			re.Message = fmt.Sprintf("CatalogSource %s does not exist (spec.catalog names a CatalogSource of namespace %s)", key, sub.Namespace)
+		if !apierrors.IsNotFound(err) {
+			return nil, err
 		}
-		return false
+		cs = nil
 	}
-	c := meta.FindStatusCondition(cs.Status.Conditions, omv1.ConditionReady)
-	return c != nil && c.Status == metav1.ConditionTrue && cs.Status.ObservedGeneration == cs.Generation
+	w := judgeCatalog(key, cs)
+	re.Message = w.message
+	return &w, nil
 }
 
 // resolveFailed records a resolution failure. It is not retried by backoff: a change of
@@ -352,6 +358,17 @@ func (r *Reconciler) resolveFailed(sub *omv1.Subscription, err error) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
 	}
 	return ctrl.Result{}, nil
+}
+
+// waitForCatalog records a resolution that waits for its catalog's load: no warning, and
+// a status that says waiting, not failed. The CatalogSource's status change when the load
+// ends brings the Subscription back; the requeue is the floor.
+func (r *Reconciler) waitForCatalog(sub *omv1.Subscription, err error) ctrl.Result {
+	var re *resolve.Error
+	errors.As(err, &re)
+	setCondition(sub, omv1.ConditionResolved, false, re.Reason, re.Message)
+	sub.Status.Opstatus = opstatusWaitingForCatalog
+	return ctrl.Result{RequeueAfter: 5 * time.Second}
 }
 
 // writeBlueprint creates the Blueprint or points it at the resolved CSV, recording the
