@@ -108,6 +108,7 @@ and leader election is on; local runs serve plain /metrics and run alone.`,
 	f.DurationVar(&opts.RenewDeadline, "leader-election-renew-deadline", 10*time.Second, "how long the leader keeps trying to renew before it steps down")
 	f.DurationVar(&opts.RetryPeriod, "leader-election-retry-period", 2*time.Second, "how often candidates try to acquire or renew the Lease")
 	f.BoolVar(&opts.ReleaseStartPages, "release-start-pages", true, "give back the binary's pages only the start used (package initialisation, setup) before the controllers start, so what stays resident is what the work uses (Linux)")
+	f.DurationVar(&opts.ReleaseQuietPages, "release-quiet-pages", 30*time.Second, "give back the binary's pages once the manager has written nothing (but its leader Lease) for this long after a burst of work; the next burst maps back what it uses (Linux; 0: never)")
 	bindGoFlags(cmd, zapOpts.BindFlags)
 	return cmd
 }

@@ -86,6 +86,9 @@ type Options struct {
 	// ReleaseStartPages gives back the binary's pages that only the start used (package
 	// initialisation, setup) just before the controllers start: see internal/exepages.
 	ReleaseStartPages bool
+	// ReleaseQuietPages gives back the binary's pages once the manager has written
+	// nothing (but its Lease) for this long after a burst of work (0: never).
+	ReleaseQuietPages time.Duration
 }
 
 // Workers are the concurrent reconciles of each controller.
@@ -143,6 +146,15 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, setups ...Setup) e
 	}
 	for _, s := range setups {
 		if err := s(mgr, opts); err != nil {
+			return err
+		}
+	}
+	if opts.ReleaseQuietPages > 0 {
+		// Work is told by writes: a settled fleet costs none, while reconciles go on
+		// (CatalogSource polls, the CSVs' resync after the gate) whether or not there is
+		// anything to do, and their pages are the steady state's own.
+		if err := mgr.Add(&exepages.Scavenger{Quiet: opts.ReleaseQuietPages, Log: ctrl.Log.WithName("pages"),
+			Activity: ommetrics.WorkWrites}); err != nil {
 			return err
 		}
 	}

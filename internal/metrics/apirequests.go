@@ -3,6 +3,7 @@ package metrics
 import (
 	"net/http"
 	"strings"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/rest"
@@ -35,7 +36,24 @@ type countingTransport struct{ next http.RoundTripper }
 func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	verb, resource := RequestInfo(req.Method, req.URL.Path, req.URL.Query().Get("watch"))
 	APIRequests.WithLabelValues(verb, resource).Inc()
+	if WorkWrite(verb, resource) {
+		workWrites.Add(1)
+	}
 	return t.next.RoundTrip(req)
+}
+
+// workWrites counts the writes WorkWrite says are work.
+var workWrites atomic.Uint64
+
+// WorkWrites is how many writes of work (WorkWrite) the manager has sent: a count that
+// stands still exactly while the manager has nothing to do, since a settled fleet costs
+// no write (BENCHMARKS.md, the idle minute).
+func WorkWrites() uint64 { return workWrites.Load() }
+
+// WorkWrite says whether a request is a write of the manager's work: any write but the
+// leader election's Lease renewals, which go on every few seconds whatever happens.
+func WorkWrite(verb, resource string) bool {
+	return IsWrite(verb, resource) && resource != "leases.coordination.k8s.io"
 }
 
 // RequestInfo names a request as the API server's audit log does: the verb from the method

@@ -32,3 +32,24 @@ func TestRequestInfo(t *testing.T) {
 		}
 	}
 }
+
+func TestWorkWrite(t *testing.T) {
+	for _, tc := range []struct {
+		method, path string
+		want         bool
+	}{
+		{"PATCH", "/apis/apps/v1/namespaces/a/deployments/d", true},
+		{"POST", "/apis/events.k8s.io/v1/namespaces/a/events", true},
+		{"PATCH", "/apis/operators.coreos.com.operator-manager.domain/v1/namespaces/a/blueprints/b/status", true},
+		// The leader's renewals go on every few seconds whether or not there is work.
+		{"PUT", "/apis/coordination.k8s.io/v1/namespaces/operator-manager-system/leases/operator-manager", false},
+		{"POST", "/apis/coordination.k8s.io/v1/namespaces/operator-manager-system/leases", false},
+		{"POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", false},
+		{"GET", "/api/v1/namespaces/a/pods", false},
+	} {
+		verb, resource := RequestInfo(tc.method, tc.path, "")
+		if got := WorkWrite(verb, resource); got != tc.want {
+			t.Errorf("%s %s (%s %s): WorkWrite %v, want %v", tc.method, tc.path, verb, resource, got, tc.want)
+		}
+	}
+}

@@ -89,6 +89,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -644,7 +645,6 @@ properties:
 		release := make(chan struct{})
 		var once sync.Once
 		open := func() { once.Do(func() { close(release) }) }
-		t.Cleanup(open)
 		slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			select {
 			case <-release:
@@ -653,6 +653,7 @@ properties:
 			}
 		}))
 		t.Cleanup(slow.Close)
+		t.Cleanup(open) // first (cleanups run last to first): Close waits for held requests
 		httpSource(t, ns, "test", slow.URL)
 		create(t, ns, subscriptionYAML("gadget", `{startingCSV: gadget.1.0.0, catalog: test}`))
 		waitUnresolved(t, ns, "gadget", omv1.ReasonCatalogNotReady, "catalog "+ns+"/test is not loaded yet: its CatalogSource is loading it")
@@ -664,7 +665,7 @@ properties:
 		writeFiles(t, other, goodGadget(ns))
 		directorySource(t, ns, "other", other)
 		waitCatalogReady(t, ns, "other")
-		if cs, _ := getCatalogSource(ns, "test"); condition(cs.Status.Conditions, omv1.ConditionReady).Status != "" {
+		if cs, _ := getCatalogSource(ns, "test"); meta.FindStatusCondition(cs.Status.Conditions, omv1.ConditionReady) != nil {
 			t.Fatalf("the held catalog has a Ready condition before its index was served: %+v", cs.Status.Conditions)
 		}
 		if hasEvent(t, ns, omv1.ReasonCatalogNotReady) {
