@@ -1,5 +1,5 @@
-// Package exepages gives back the pages of the running executable that only its start
-// needed.
+// Package exepages gives back the pages of the running executable that its start, or a
+// burst of work now over, used: Release once, Scavenger after each quiet period.
 //
 // A Go binary that links client-go, controller-runtime and the API server's CRD
 // validation runs the init functions of about 1,200 packages before main, one in each
@@ -11,9 +11,11 @@
 // Release unmaps the executable's read-only mappings (madvise MADV_DONTNEED). They are
 // clean, private, file-backed pages: dropping them loses nothing, and a page the manager
 // touches again is mapped back from the page cache on its next use (a minor fault). What
-// stays resident afterwards is what the work uses. The pages stay in the page cache, shared
-// and reclaimable, until the kernel needs the memory; Release changes what the process
-// holds, not what was read from disk.
+// stays resident afterwards is what the work uses. A burst of work (a fleet's installs)
+// leaves as many pages mapped again; Scavenger releases them once the work has been quiet
+// for a while. The pages stay in the page cache, shared and reclaimable, until the kernel
+// needs the memory; a release changes what the process holds, not what was read from
+// disk.
 package exepages
 
 // Mapping is one mapping of the process's address space, as /proc/self/smaps lists it.

@@ -47,7 +47,7 @@ func (s *Scavenger) Start(ctx context.Context) error {
 			if kib, err := release(); err != nil {
 				s.Log.Error(err, "Releasing the binary's pages after a quiet period")
 			} else {
-				s.Log.V(1).Info("Released the binary's pages after a quiet period", "quiet", s.Quiet.String(), "MiB", kib/1024)
+				s.Log.Info("Released the binary's pages after a quiet period", "quiet", s.Quiet.String(), "MiB", kib/1024)
 			}
 		}
 	}
