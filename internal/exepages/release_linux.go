@@ -11,16 +11,7 @@ import (
 // and returns how much of them was resident (KiB). Nothing is lost: see the package
 // documentation.
 func Release() (releasedKiB int64, err error) {
-	exe, err := os.Readlink("/proc/self/exe")
-	if err != nil {
-		return 0, fmt.Errorf("finding the executable: %w", err)
-	}
-	f, err := os.Open("/proc/self/smaps")
-	if err != nil {
-		return 0, err
-	}
-	maps, err := ParseSmaps(f)
-	f.Close()
+	exe, maps, err := selfMappings()
 	if err != nil {
 		return 0, err
 	}
@@ -36,4 +27,19 @@ func Release() (releasedKiB int64, err error) {
 		releasedKiB += m.RssKiB
 	}
 	return releasedKiB, nil
+}
+
+// selfMappings returns the running executable's path and the process's mappings.
+func selfMappings() (exe string, maps []Mapping, err error) {
+	exe, err = os.Readlink("/proc/self/exe")
+	if err != nil {
+		return "", nil, fmt.Errorf("finding the executable: %w", err)
+	}
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		return "", nil, err
+	}
+	defer f.Close()
+	maps, err = ParseSmaps(f)
+	return exe, maps, err
 }

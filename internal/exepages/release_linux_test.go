@@ -1,7 +1,6 @@
 package exepages
 
 import (
-	"os"
 	"sort"
 	"testing"
 )
@@ -13,16 +12,7 @@ var dataWord = 1
 // writable ones.
 func exeResident(t *testing.T) (readOnly, writable int64) {
 	t.Helper()
-	exe, err := os.Readlink("/proc/self/exe")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open("/proc/self/smaps")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	maps, err := ParseSmaps(f)
+	exe, maps, err := selfMappings()
 	if err != nil {
 		t.Fatal(err)
 	}
