@@ -3,6 +3,7 @@ package revisionstore
 import (
 	"bytes"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -16,6 +17,7 @@ import (
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	"github.com/operator-manager/operator-manager/internal/catalog"
+	"github.com/operator-manager/operator-manager/internal/catalog/catalogtest"
 )
 
 func randomBytes(t testing.TB, n int) []byte {
@@ -198,5 +200,62 @@ func TestBuildRefusesWhatItCouldNotRead(t *testing.T) {
 	files, digest := testBundle(t, 300*1024)
 	if _, err := build(testOwner, digest, files, 1024); err == nil || !strings.Contains(err.Error(), "too large") {
 		t.Errorf("build of %d chunks = %v", 300, err)
+	}
+}
+
+// communityBundles reads the files of the shared community catalog's bundles (the
+// catalog's own loader, outside the timing); skips when the catalog is absent.
+func communityBundles(b *testing.B) [][]catalog.File {
+	cat, err := catalog.Load(catalogtest.CommunityPath(b), catalog.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var out [][]catalog.File
+	for _, bundle := range cat.Bundles() {
+		files, err := cat.Files(bundle)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out = append(out, files)
+	}
+	return out
+}
+
+// Storing a bundle is part of every installation's first pass. Its floor is the JSON
+// encoding alone, which any stored form needs; the ratio says what compressing costs.
+// Run: go test -run=^$ -bench=Community -benchmem -count=3 ./internal/revisionstore/
+func BenchmarkEncodeCommunity(b *testing.B) {
+	bundles := communityBundles(b)
+	var in, out int
+	b.ReportAllocs()
+	for b.Loop() {
+		in, out = 0, 0
+		for _, files := range bundles {
+			payload, err := encode("sha256:x", files)
+			if err != nil {
+				b.Fatal(err)
+			}
+			out += len(payload)
+			for _, f := range files {
+				in += len(f.Data)
+			}
+		}
+	}
+	b.ReportMetric(float64(out)/float64(in), "stored/raw")
+}
+
+func BenchmarkEncodeFloorCommunity(b *testing.B) {
+	bundles := communityBundles(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, files := range bundles {
+			sb := storedBundle{Digest: "sha256:x", Files: make([]storedFile, len(files))}
+			for i, f := range files {
+				sb.Files[i] = storedFile{Name: f.Name, Data: f.Data}
+			}
+			if _, err := json.Marshal(sb); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 }

@@ -5,9 +5,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
 	"github.com/operator-manager/operator-manager/internal/catalog"
 	"github.com/operator-manager/operator-manager/internal/crdrepair"
 	"github.com/operator-manager/operator-manager/internal/memo"
@@ -110,12 +112,14 @@ func (c *preflightCache) add(key string) {
 }
 
 // crdWaits remembers, per revision, the CRDs this process applied for it and now waits
-// on to be Established. The reconciles that the CRDs' own watch events bring (created,
-// names accepted, Established: several per CRD) look here first and, while one is still
-// not Established, wait again without reading, parsing and repairing the bundle: with 159
-// installations at once the bundle's parsed content has long left contentCache by then,
-// and each such reconcile parsed and repaired it all again. The reconcile that finds
-// them all Established plans the revision as before and forgets the entry.
+// on to be Established, and what the revision's last steps need once they are
+// (afterCRDs). The reconciles that the CRDs' own watch events bring (created, names
+// accepted, Established: several per CRD) look here first and, while one is still not
+// Established, wait again without reading, parsing and repairing the bundle. The
+// reconcile that finds them all Established goes on from what the applying pass kept: it
+// neither parses the bundle nor repairs its CRDs again. With 159 installations at once
+// the bundle's parsed content has long left contentCache by then, and each bundle was
+// parsed and its CRDs repaired twice: once to apply its CRDs, once more to apply its CSV.
 type crdWaits struct {
 	mu sync.Mutex
 	m  map[string]crdWait
@@ -123,13 +127,24 @@ type crdWaits struct {
 
 type crdWait struct {
 	names []string
+	next  *afterCRDs
 	at    time.Time
+}
+
+// afterCRDs is what a revision still needs of its bundle once its CRDs are Established:
+// the bundle's CSV as parsed (shared with the parsed content, never changed), every CRD
+// of the bundle (for the provider records) and what repairing them changed (for the CSV's
+// annotation). A few tens of KiB per revision waiting on CRDs, gone with the entry.
+type afterCRDs struct {
+	csv     *v1alpha1.ClusterServiceVersion
+	crds    []string
+	repairs []omv1alpha1.CRDRepair
 }
 
 // crdWaitTTL bounds how long an entry is trusted: past it, the full plan runs again.
 const crdWaitTTL = 10 * time.Minute
 
-func (c *crdWaits) set(key string, names []string, now time.Time) {
+func (c *crdWaits) set(key string, names []string, next *afterCRDs, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
@@ -142,19 +157,20 @@ func (c *crdWaits) set(key string, names []string, now time.Time) {
 			}
 		}
 	}
-	c.m[key] = crdWait{names: names, at: now}
+	c.m[key] = crdWait{names: names, next: next, at: now}
 }
 
-// get returns the CRDs revision key waits on, if this process applied them recently.
-func (c *crdWaits) get(key string, now time.Time) ([]string, bool) {
+// get returns the CRDs revision key waits on, and what comes after them, if this
+// process applied them recently.
+func (c *crdWaits) get(key string, now time.Time) (crdWait, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	w, ok := c.m[key]
 	if !ok || now.Sub(w.at) > crdWaitTTL {
 		delete(c.m, key)
-		return nil, false
+		return crdWait{}, false
 	}
-	return w.names, true
+	return w, true
 }
 
 func (c *crdWaits) forget(key string) {

@@ -89,9 +89,10 @@ func TestCRDWaits(t *testing.T) {
 	if _, ok := c.get("uid/1", now); ok {
 		t.Error("a revision never waiting is remembered")
 	}
-	c.set("uid/1", []string{"a.example.com", "b.example.com"}, now)
-	if names, ok := c.get("uid/1", now.Add(time.Minute)); !ok || len(names) != 2 {
-		t.Errorf("get = %v, %v; want the two CRDs", names, ok)
+	next := &afterCRDs{crds: []string{"a.example.com", "b.example.com", "kept.example.com"}}
+	c.set("uid/1", []string{"a.example.com", "b.example.com"}, next, now)
+	if w, ok := c.get("uid/1", now.Add(time.Minute)); !ok || len(w.names) != 2 || w.next != next {
+		t.Errorf("get = %+v, %v; want the two CRDs and what comes after them", w, ok)
 	}
 	if _, ok := c.get("uid/2", now); ok {
 		t.Error("another revision of the Blueprint shares the entry")
@@ -99,7 +100,7 @@ func TestCRDWaits(t *testing.T) {
 	if _, ok := c.get("uid/1", now.Add(crdWaitTTL+time.Second)); ok {
 		t.Error("an entry older than crdWaitTTL is trusted")
 	}
-	c.set("uid/1", []string{"a.example.com"}, now)
+	c.set("uid/1", []string{"a.example.com"}, nil, now)
 	c.forget("uid/1")
 	if _, ok := c.get("uid/1", now); ok {
 		t.Error("a forgotten entry is remembered")

@@ -15,6 +15,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -142,32 +143,51 @@ func (r *Reconciler) waitForCRD(s *scope, name string, wait time.Duration) {
 	s.result = ctrl.Result{RequeueAfter: wait}
 }
 
-// stillWaitingForCRDs says whether the revision of s still waits on a CRD this process
-// applied for it (crdWaits) that the CRD cache holds and does not show Established: the
-// wait goes on without the bundle being read, parsed or repaired again. Any other case
-// (nothing remembered, a CRD gone from the cache, all Established) goes the full way,
-// which forgets the entry once all are Established.
-func (r *Reconciler) stillWaitingForCRDs(s *scope) bool {
+// afterCRDsApplied looks at the CRDs this process applied for the revision of s
+// (crdWaits). While one that the CRD cache holds is not Established, the revision waits
+// again, without the bundle being read, parsed or repaired (waiting true). Once all are
+// Established it returns what the applying pass kept for the steps after them, and
+// forgets the entry. Any other case (nothing remembered, a CRD gone from the cache) goes
+// the full way: nil, false.
+func (r *Reconciler) afterCRDsApplied(s *scope) (next *afterCRDs, waiting bool) {
 	if !r.CRDs.Watched() {
-		return false
+		return nil, false
 	}
 	key := crdWaitKey(s)
-	names, ok := r.crdWaits.get(key, s.now)
+	w, ok := r.crdWaits.get(key, s.now)
 	if !ok {
-		return false
+		return nil, false
 	}
-	for _, name := range names {
+	for _, name := range w.names {
 		if r.CRDs.Ready(name, "") {
 			continue
 		}
 		if _, cached := r.CRDs.Cached(name); !cached {
-			return false
+			return nil, false
 		}
 		r.waitForCRD(s, name, crdWatchedRequeue)
-		return true
+		return nil, true
 	}
 	r.crdWaits.forget(key)
-	return false
+	if w.next == nil || w.next.csv == nil || w.next.csv.Name != s.work.CSVName {
+		return nil, false
+	}
+	return w.next, false
+}
+
+// stepsOf stands in for a plan in the steps after the CRDs of a revision whose applying
+// pass this process made: each CRD as the CRD cache has it (without its schema, which
+// those steps do not read).
+func (r *Reconciler) stepsOf(names []string) []crdStep {
+	plan := make([]crdStep, 0, len(names))
+	for _, name := range names {
+		st := crdStep{crd: &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}}}
+		if live, ok := r.CRDs.Cached(name); ok {
+			st.live = live
+		}
+		plan = append(plan, st)
+	}
+	return plan
 }
 
 // planCRDs converts and repairs every CRD of the bundle and decides which must be written:
@@ -372,13 +392,15 @@ func (r *Reconciler) applyCRDs(ctx context.Context, s *scope, content *catalog.B
 		if r.CRDs.Watched() {
 			wait = crdWatchedRequeue
 			if _, ok := r.CRDs.Cached(st.crd.Name); ok {
-				var names []string
+				var names, all []string
 				for _, st := range plan {
+					all = append(all, st.crd.Name)
 					if st.write {
 						names = append(names, st.crd.Name)
 					}
 				}
-				r.crdWaits.set(crdWaitKey(s), names, s.now)
+				sortRepairs(repairs)
+				r.crdWaits.set(crdWaitKey(s), names, &afterCRDs{csv: content.CSV, crds: all, repairs: repairs}, s.now)
 				r.waitForCRD(s, st.crd.Name, wait)
 				return nil, true, nil
 			}
@@ -396,7 +418,7 @@ func (r *Reconciler) applyCRDs(ctx context.Context, s *scope, content *catalog.B
 			return nil, true, client.IgnoreNotFound(err)
 		}
 	}
-	sort.Slice(repairs, func(i, j int) bool { return repairs[i].Name < repairs[j].Name })
+	sortRepairs(repairs)
 	return repairs, false, nil
 }
 
@@ -436,4 +458,8 @@ func newerLive(live *apiextensionsv1.CustomResourceDefinition, pkg, version stri
 		return false
 	}
 	return older(version, live.Annotations[AnnotationCRDVersion])
+}
+
+func sortRepairs(repairs []omv1alpha1.CRDRepair) {
+	sort.Slice(repairs, func(i, j int) bool { return repairs[i].Name < repairs[j].Name })
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/blang/semver/v4"
+	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -80,14 +81,23 @@ func (r *Reconciler) carryOut(ctx context.Context, s *scope) error {
 		r.contents.forget(w.BundleDigest)
 		return r.follow(ctx, s, live)
 	}
-	if r.stillWaitingForCRDs(s) {
+	next, waiting := r.afterCRDsApplied(s)
+	if waiting {
 		return nil
+	}
+	if next != nil {
+		// This process applied the revision's CRDs and they are Established now: the
+		// steps after them, without the bundle.
+		if waiting, err := r.waitForNativeAPIs(s, next.csv); waiting || err != nil {
+			return err
+		}
+		return r.startCSV(ctx, s, child, liveRV, next.csv, r.stepsOf(next.crds), next.repairs)
 	}
 	content, err := r.content(ctx, s)
 	if err != nil || content == nil {
 		return err
 	}
-	if waiting, err := r.waitForNativeAPIs(s, content); waiting || err != nil {
+	if waiting, err := r.waitForNativeAPIs(s, content.CSV); waiting || err != nil {
 		return err
 	}
 	plan, stop, err := r.planCRDs(ctx, s, content)
@@ -101,13 +111,22 @@ func (r *Reconciler) carryOut(ctx context.Context, s *scope) error {
 	if err != nil || stop {
 		return err
 	}
+	return r.startCSV(ctx, s, child, liveRV, content.CSV, plan, repairs)
+}
+
+// startCSV takes a revision whose CRDs are in place on to its CSV: it records the
+// installation on each CRD of the bundle, stops the running version applying its
+// objects, and applies the CSV, whose outcome it then follows.
+func (r *Reconciler) startCSV(ctx context.Context, s *scope, child, liveRV string, src *v1alpha1.ClusterServiceVersion,
+	plan []crdStep, repairs []omv1alpha1.CRDRepair) error {
+	w := s.work
 	r.recordProviders(ctx, s, plan, w.CSVName)
 	// Only now, past the checks, does the running version stop applying its objects: a
 	// blocked change leaves the cluster exactly as it was.
 	if err := r.freezeOthers(ctx, s, w.CSVName); err != nil {
 		return err
 	}
-	applied, err := r.applyCSV(ctx, s, content, repairs)
+	applied, err := r.applyCSV(ctx, s, src, repairs)
 	if err != nil {
 		return err
 	}
@@ -119,8 +138,8 @@ func (r *Reconciler) carryOut(ctx context.Context, s *scope) error {
 // does not serve a kind the CSV's spec.nativeAPIs names: it may come (an aggregated API
 // being installed), so it is looked at again every few seconds; the revision's deadline
 // ends the wait, naming the kind.
-func (r *Reconciler) waitForNativeAPIs(s *scope, content *catalog.BundleContent) (bool, error) {
-	missing, err := nativeapi.Missing(r.Client.RESTMapper(), content.CSV.Spec.NativeAPIs)
+func (r *Reconciler) waitForNativeAPIs(s *scope, csv *v1alpha1.ClusterServiceVersion) (bool, error) {
+	missing, err := nativeapi.Missing(r.Client.RESTMapper(), csv.Spec.NativeAPIs)
 	if err != nil || len(missing) == 0 {
 		return false, err
 	}
@@ -289,9 +308,8 @@ func (r *Reconciler) freezeOthers(ctx context.Context, s *scope, keep string) er
 // applyCSV creates or updates the target CSV: the bundle's CSV under this group, owned by
 // the Blueprint, labelled for its Subscription and package, and annotated with what it is
 // asked to do: the revision, active, as which identity, within which health timeout.
-func (r *Reconciler) applyCSV(ctx context.Context, s *scope, content *catalog.BundleContent, repairs []omv1alpha1.CRDRepair) (*omv1alpha1.ClusterServiceVersion, error) {
+func (r *Reconciler) applyCSV(ctx context.Context, s *scope, src *v1alpha1.ClusterServiceVersion, repairs []omv1alpha1.CRDRepair) (*omv1alpha1.ClusterServiceVersion, error) {
 	bp := s.bp
-	src := content.CSV
 	w := s.work
 	csv := &omv1alpha1.ClusterServiceVersion{
 		TypeMeta: metav1.TypeMeta{APIVersion: omv1alpha1.GroupVersion.String(), Kind: "ClusterServiceVersion"},

@@ -1,0 +1,108 @@
+package blueprint
+
+import (
+	"testing"
+	"time"
+
+	"github.com/operator-framework/api/pkg/operators/v1alpha1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	"github.com/operator-manager/operator-manager/internal/crdready"
+)
+
+// TestAfterCRDsApplied: the pass that finds the CRDs this process applied for a revision
+// all Established goes on from what the applying pass kept (no bundle parsed, no CRD
+// repaired again); while one is not Established the revision waits; anything it cannot
+// vouch for (no entry, a CRD the cache does not hold, another CSV, CRDs not watched)
+// takes the full way.
+func TestAfterCRDsApplied(t *testing.T) {
+	crd := func(name string, established bool) client.Object {
+		c := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		if established {
+			c.Status.Conditions = []apiextensionsv1.CustomResourceDefinitionCondition{{Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionTrue}}
+		}
+		return c
+	}
+	csv := func(name string) *v1alpha1.ClusterServiceVersion {
+		return &v1alpha1.ClusterServiceVersion{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	}
+	cases := []struct {
+		name        string
+		cached      []client.Object
+		unwatched   bool
+		entry       bool
+		next        *afterCRDs
+		wantNext    bool
+		wantWaiting bool
+		wantForgot  bool
+	}{
+		{"all Established: the kept steps", []client.Object{crd("a.x", true), crd("b.x", true)}, false, true,
+			&afterCRDs{csv: csv("op.v2"), crds: []string{"a.x", "b.x"}}, true, false, true},
+		{"one not Established: wait", []client.Object{crd("a.x", true), crd("b.x", false)}, false, true,
+			&afterCRDs{csv: csv("op.v2")}, false, true, false},
+		{"one not in the cache: the full way", []client.Object{crd("a.x", true)}, false, true,
+			&afterCRDs{csv: csv("op.v2")}, false, false, false},
+		{"kept for another CSV: the full way", []client.Object{crd("a.x", true), crd("b.x", true)}, false, true,
+			&afterCRDs{csv: csv("op.v1")}, false, false, true},
+		{"nothing kept: the full way", []client.Object{crd("a.x", true), crd("b.x", true)}, false, true,
+			nil, false, false, true},
+		{"no entry: the full way", []client.Object{crd("a.x", true), crd("b.x", true)}, false, false,
+			nil, false, false, true},
+		{"CRDs not watched: the full way", nil, true, true,
+			&afterCRDs{csv: csv("op.v2")}, false, false, false},
+	}
+	now := time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			scheme := runtime.NewScheme()
+			_ = apiextensionsv1.AddToScheme(scheme)
+			memo := &crdready.Memo{Now: func() time.Time { return now }}
+			r := &Reconciler{CRDs: memo}
+			if !tc.unwatched {
+				memo.Cache = fake.NewClientBuilder().WithScheme(scheme).WithObjects(tc.cached...).Build()
+			}
+			s := &scope{bp: &omv1.Blueprint{ObjectMeta: metav1.ObjectMeta{UID: "uid"}},
+				work: &omv1.Revision{Revision: 2, CSVName: "op.v2"}, now: now}
+			if tc.entry {
+				r.crdWaits.set(crdWaitKey(s), []string{"a.x", "b.x"}, tc.next, now)
+			}
+			next, waiting := r.afterCRDsApplied(s)
+			if (next != nil) != tc.wantNext || (tc.wantNext && next != tc.next) {
+				t.Errorf("next = %+v, want kept: %v", next, tc.wantNext)
+			}
+			if waiting != tc.wantWaiting {
+				t.Errorf("waiting = %v, want %v", waiting, tc.wantWaiting)
+			}
+			if waiting && s.result.RequeueAfter != crdWatchedRequeue {
+				t.Errorf("a wait requeues after %s, want %s", s.result.RequeueAfter, crdWatchedRequeue)
+			}
+			if _, kept := r.crdWaits.get(crdWaitKey(s), now); kept == tc.wantForgot {
+				t.Errorf("entry kept = %v, want forgotten: %v", kept, tc.wantForgot)
+			}
+		})
+	}
+}
+
+// TestStepsOf: the steps after a revision's CRDs see each CRD as the cache has it (its
+// provider records), and one the cache lost as unknown (its record written again).
+func TestStepsOf(t *testing.T) {
+	scheme := runtime.NewScheme()
+	_ = apiextensionsv1.AddToScheme(scheme)
+	cached := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "a.x", Annotations: map[string]string{"k": "v"}}}
+	r := &Reconciler{CRDs: &crdready.Memo{Cache: fake.NewClientBuilder().WithScheme(scheme).WithObjects(cached).Build()}}
+	plan := r.stepsOf([]string{"a.x", "gone.x"})
+	if len(plan) != 2 || plan[0].crd.Name != "a.x" || plan[1].crd.Name != "gone.x" {
+		t.Fatalf("plan = %+v", plan)
+	}
+	if plan[0].live == nil || plan[0].live.Annotations["k"] != "v" || plan[1].live != nil {
+		t.Errorf("live copies: %+v, %+v", plan[0].live, plan[1].live)
+	}
+	if plan[0].write || plan[1].write {
+		t.Error("a step after the CRDs writes a CRD")
+	}
+}
