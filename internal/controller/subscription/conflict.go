@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -116,17 +117,27 @@ func targetsOf(sub *omv1.Subscription, b *catalog.Bundle) []string {
 // other Subscription is resolved from its spec (not read from its status, which may not
 // be written yet).
 func (r *Reconciler) checkConflict(ctx context.Context, sub *omv1.Subscription, b *catalog.Bundle) error {
+	// Only Subscriptions that name this package, or name none (resolved below), can
+	// contend: read through an index, not by listing (and copying) every Subscription
+	// of the cluster on every pass, which grew with the square of the fleet.
 	list := &omv1.SubscriptionList{}
-	if err := r.Client.List(ctx, list); err != nil {
-		return err
+	for _, pkg := range []string{b.Package, packageUnnamed} {
+		some := &omv1.SubscriptionList{}
+		if err := r.Client.List(ctx, some, client.MatchingFields{IndexPackage: pkg}); err != nil {
+			return err
+		}
+		list.Items = append(list.Items, some.Items...)
 	}
-	bps := &omv1.BlueprintList{}
-	if err := r.Client.List(ctx, bps); err != nil {
-		return err
+	installed := func(s *omv1.Subscription) (bool, error) {
+		err := r.Client.Get(ctx, client.ObjectKeyFromObject(s), &omv1.Blueprint{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return err == nil, err
 	}
-	installed := map[client.ObjectKey]bool{}
-	for i := range bps.Items {
-		installed[client.ObjectKeyFromObject(&bps.Items[i])] = true
+	subInstalled, err := installed(sub)
+	if err != nil {
+		return err
 	}
 	// In a stable order, so the condition names the same installation on every pass.
 	sort.Slice(list.Items, func(i, j int) bool {
@@ -137,9 +148,15 @@ func (r *Reconciler) checkConflict(ctx context.Context, sub *omv1.Subscription, 
 	for i := range list.Items {
 		other := &list.Items[i]
 		if (other.Namespace == sub.Namespace && other.Name == sub.Name) || other.Spec.Option == omv1.OptionDelete ||
-			!other.DeletionTimestamp.IsZero() || (other.Spec.Package != "" && other.Spec.Package != b.Package) ||
-			!contends(other, sub, installed[client.ObjectKeyFromObject(other)], installed[client.ObjectKeyFromObject(sub)]) {
+			!other.DeletionTimestamp.IsZero() || (other.Spec.Package != "" && other.Spec.Package != b.Package) {
 			continue // (the package test first: no need to resolve what names another package)
+		}
+		otherInstalled, err := installed(other)
+		if err != nil {
+			return err
+		}
+		if !contends(other, sub, otherInstalled, subInstalled) {
+			continue
 		}
 		ob, pkg := r.bundleOf(other)
 		if pkg != b.Package {
@@ -210,7 +227,7 @@ func (r *Reconciler) bundleOf(sub *omv1.Subscription) (*catalog.Bundle, string) 
 // conflict, which it may have resolved (by going, or by changing its target namespaces).
 func (r *Reconciler) refusedByConflict(ctx context.Context, obj client.Object) []reconcile.Request {
 	list := &omv1.SubscriptionList{}
-	if err := r.Client.List(ctx, list); err != nil {
+	if err := r.Client.List(ctx, list, client.MatchingFields{IndexRefusedForConflict: "true"}); err != nil {
 		return nil
 	}
 	var out []reconcile.Request
@@ -224,4 +241,44 @@ func (r *Reconciler) refusedByConflict(ctx context.Context, obj client.Object) [
 		}
 	}
 	return out
+}
+
+// Cache indexes of Subscriptions, so that a pass of one Subscription reads the few others
+// it is about instead of every Subscription of the cluster.
+const (
+	// IndexPackage is the package a Subscription names (packageUnnamed: none).
+	IndexPackage = "operator-manager.domain/package"
+	// IndexRefusedForConflict is "true" for a Subscription refused because another
+	// installation is in its way.
+	IndexRefusedForConflict = "operator-manager.domain/refused-for-conflict"
+)
+
+// packageUnnamed stands for "names no package" in IndexPackage: such a Subscription's
+// package is known only once it is resolved.
+const packageUnnamed = "-"
+
+// indexPackage and indexRefusedForConflict compute the two indexes of a Subscription.
+func indexPackage(obj client.Object) []string {
+	if pkg := obj.(*omv1.Subscription).Spec.Package; pkg != "" {
+		return []string{pkg}
+	}
+	return []string{packageUnnamed}
+}
+
+func indexRefusedForConflict(obj client.Object) []string {
+	if refusedForConflict(obj.(*omv1.Subscription)) {
+		return []string{"true"}
+	}
+	return nil
+}
+
+// AddIndexes registers the Subscription indexes with the manager's cache.
+func AddIndexes(ctx context.Context, indexer client.FieldIndexer) error {
+	if err := indexer.IndexField(ctx, &omv1.Subscription{}, IndexPackage, indexPackage); err != nil {
+		return fmt.Errorf("indexing Subscriptions by package: %w", err)
+	}
+	if err := indexer.IndexField(ctx, &omv1.Subscription{}, IndexRefusedForConflict, indexRefusedForConflict); err != nil {
+		return fmt.Errorf("indexing Subscriptions refused for a conflict: %w", err)
+	}
+	return nil
 }

@@ -82,3 +82,35 @@ func TestContends(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexes: a pass reads only the Subscriptions of its package (and those naming none,
+// whose package only resolving tells), and a change wakes only those refused for a
+// conflict; a Subscription missing from an index is one a conflict check never sees.
+func TestIndexes(t *testing.T) {
+	refused := func(reason string) *omv1.Subscription {
+		return &omv1.Subscription{Status: omv1.SubscriptionStatus{Conditions: []metav1.Condition{
+			{Type: omv1.ConditionResolved, Status: metav1.ConditionFalse, Reason: reason}}}}
+	}
+	for _, tc := range []struct {
+		name    string
+		sub     *omv1.Subscription
+		pkg     string
+		refused bool
+	}{
+		{"names its package", &omv1.Subscription{Spec: omv1.SubscriptionSpec{Package: "cache-operator"}}, "cache-operator", false},
+		{"names none (startingCSV only)", &omv1.Subscription{Spec: omv1.SubscriptionSpec{StartingCSV: "cache-operator.1.1.0"}}, packageUnnamed, false},
+		{"refused: package taken", refused(ReasonPackageConflict), packageUnnamed, true},
+		{"refused: targets overlap", refused(ReasonTargetsOverlap), packageUnnamed, true},
+		{"refused: exclusive APIService", refused(ReasonAPIServiceExclusive), packageUnnamed, true},
+		{"not resolved for another reason", refused("ConstraintsNotSatisfiable"), packageUnnamed, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := indexPackage(tc.sub); len(got) != 1 || got[0] != tc.pkg {
+				t.Errorf("package index = %v, want [%s]", got, tc.pkg)
+			}
+			if got := indexRefusedForConflict(tc.sub); (len(got) == 1 && got[0] == "true") != tc.refused {
+				t.Errorf("refused index = %v, want refused: %v", got, tc.refused)
+			}
+		})
+	}
+}

@@ -65,6 +65,9 @@ type Reconciler struct {
 // gained the version asked for, is picked up without a poll.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.status.Interval = statuswrite.SummaryInterval
+	if err := AddIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&omv1.Subscription{}).
 		Owns(&omv1.Blueprint{}).
