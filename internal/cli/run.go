@@ -111,7 +111,7 @@ and leader election is on; local runs serve plain /metrics and run alone.`,
 	f.DurationVar(&opts.RetryPeriod, "leader-election-retry-period", 2*time.Second, "how often candidates try to acquire or renew the Lease")
 	f.IntVar(&gcPercent, "gc-percent", gcPercent, "how far (in percent) the heap may grow over the live heap before Go collects: more spends less CPU on collection in a burst of installations and holds more memory at its peak (Go's GOGC; a negative value turns collection off)")
 	f.BoolVar(&opts.ReleaseStartPages, "release-start-pages", true, "give back the binary's pages only the start used (package initialisation, setup) before the controllers start, so what stays resident is what the work uses (Linux)")
-	f.DurationVar(&opts.ReleaseQuietPages, "release-quiet-pages", 30*time.Second, "give back the binary's pages once the manager has written nothing (but its leader Lease) for this long after a burst of work; the next burst maps back what it uses (Linux; 0: never)")
+	f.DurationVar(&opts.ReleaseQuietPages, "release-quiet-pages", 30*time.Second, "give back the binary's pages and the free heap once the manager has written nothing (but its leader Lease) for this long after a burst of work; the next burst maps back what it uses (Linux; 0: never)")
 	bindGoFlags(cmd, zapOpts.BindFlags)
 	return cmd
 }

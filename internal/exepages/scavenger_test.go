@@ -40,11 +40,12 @@ func TestQuietStateObserve(t *testing.T) {
 // The running Scavenger releases once after a burst has been quiet, not during it, and
 // stops with its context.
 func TestScavengerReleasesAfterQuiet(t *testing.T) {
-	var work, releases atomic.Uint64
+	var work, releases, frees atomic.Uint64
 	s := &Scavenger{
 		Quiet:    time.Second, // far above the burst's 50 ms steps, so a loaded machine does not end the burst early
 		Activity: work.Load,
 		Release:  func() (int64, error) { releases.Add(1); return 1024, nil },
+		FreeHeap: func() { frees.Add(1) },
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
@@ -64,9 +65,12 @@ func TestScavengerReleasesAfterQuiet(t *testing.T) {
 	if releases.Load() != 1 {
 		t.Fatalf("%d releases after the work went quiet, want 1", releases.Load())
 	}
+	if frees.Load() != 1 {
+		t.Fatalf("the free heap given back %d times with the pages, want 1", frees.Load())
+	}
 	time.Sleep(2500 * time.Millisecond)
-	if releases.Load() != 1 {
-		t.Errorf("%d releases while nothing happened after the first, want 1", releases.Load())
+	if releases.Load() != 1 || frees.Load() != 1 {
+		t.Errorf("%d releases and %d heap frees while nothing happened after the first, want 1", releases.Load(), frees.Load())
 	}
 	cancel()
 	select {
