@@ -136,6 +136,7 @@ type crdWait struct {
 // of the bundle (for the provider records) and what repairing them changed (for the CSV's
 // annotation). A few tens of KiB per revision waiting on CRDs, gone with the entry.
 type afterCRDs struct {
+	digest  string // the bundle's, as the applying pass knew it
 	csv     *v1alpha1.ClusterServiceVersion
 	crds    []string
 	repairs []omv1alpha1.CRDRepair

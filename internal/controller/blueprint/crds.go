@@ -169,7 +169,11 @@ func (r *Reconciler) afterCRDsApplied(s *scope) (next *afterCRDs, waiting bool) 
 		return nil, true
 	}
 	r.crdWaits.forget(key)
-	if w.next == nil || w.next.csv == nil || w.next.csv.Name != s.work.CSVName {
+	// The revision as the applying pass left it: its CSV, and the bundle digest that pass
+	// learned (a revision opened from a hand edit learns it there, and a status write
+	// that did not land leaves it unknown).
+	if w.next == nil || w.next.csv == nil || w.next.csv.Name != s.work.CSVName ||
+		w.next.digest == "" || w.next.digest != s.work.BundleDigest {
 		return nil, false
 	}
 	return w.next, false
@@ -400,7 +404,7 @@ func (r *Reconciler) applyCRDs(ctx context.Context, s *scope, content *catalog.B
 					}
 				}
 				sortRepairs(repairs)
-				r.crdWaits.set(crdWaitKey(s), names, &afterCRDs{csv: content.CSV, crds: all, repairs: repairs}, s.now)
+				r.crdWaits.set(crdWaitKey(s), names, &afterCRDs{digest: s.work.BundleDigest, csv: content.CSV, crds: all, repairs: repairs}, s.now)
 				r.waitForCRD(s, st.crd.Name, wait)
 				return nil, true, nil
 			}

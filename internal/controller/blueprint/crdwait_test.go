@@ -31,6 +31,9 @@ func TestAfterCRDsApplied(t *testing.T) {
 	csv := func(name string) *v1alpha1.ClusterServiceVersion {
 		return &v1alpha1.ClusterServiceVersion{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	}
+	kept := func(csvName, digest string, crds ...string) *afterCRDs {
+		return &afterCRDs{digest: digest, csv: csv(csvName), crds: crds}
+	}
 	cases := []struct {
 		name        string
 		cached      []client.Object
@@ -42,19 +45,23 @@ func TestAfterCRDsApplied(t *testing.T) {
 		wantForgot  bool
 	}{
 		{"all Established: the kept steps", []client.Object{crd("a.x", true), crd("b.x", true)}, false, true,
-			&afterCRDs{csv: csv("op.v2"), crds: []string{"a.x", "b.x"}}, true, false, true},
+			kept("op.v2", "sha256:b", "a.x", "b.x"), true, false, true},
 		{"one not Established: wait", []client.Object{crd("a.x", true), crd("b.x", false)}, false, true,
-			&afterCRDs{csv: csv("op.v2")}, false, true, false},
+			kept("op.v2", "sha256:b"), false, true, false},
 		{"one not in the cache: the full way", []client.Object{crd("a.x", true)}, false, true,
-			&afterCRDs{csv: csv("op.v2")}, false, false, false},
+			kept("op.v2", "sha256:b"), false, false, false},
 		{"kept for another CSV: the full way", []client.Object{crd("a.x", true), crd("b.x", true)}, false, true,
-			&afterCRDs{csv: csv("op.v1")}, false, false, true},
+			kept("op.v1", "sha256:b"), false, false, true},
+		{"kept for another bundle: the full way", []client.Object{crd("a.x", true), crd("b.x", true)}, false, true,
+			kept("op.v2", "sha256:other"), false, false, true},
+		{"the digest unknown to the pass: the full way", []client.Object{crd("a.x", true), crd("b.x", true)}, false, true,
+			kept("op.v2", ""), false, false, true},
 		{"nothing kept: the full way", []client.Object{crd("a.x", true), crd("b.x", true)}, false, true,
 			nil, false, false, true},
 		{"no entry: the full way", []client.Object{crd("a.x", true), crd("b.x", true)}, false, false,
 			nil, false, false, true},
 		{"CRDs not watched: the full way", nil, true, true,
-			&afterCRDs{csv: csv("op.v2")}, false, false, false},
+			kept("op.v2", "sha256:b"), false, false, false},
 	}
 	now := time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC)
 	for _, tc := range cases {
@@ -67,7 +74,7 @@ func TestAfterCRDsApplied(t *testing.T) {
 				memo.Cache = fake.NewClientBuilder().WithScheme(scheme).WithObjects(tc.cached...).Build()
 			}
 			s := &scope{bp: &omv1.Blueprint{ObjectMeta: metav1.ObjectMeta{UID: "uid"}},
-				work: &omv1.Revision{Revision: 2, CSVName: "op.v2"}, now: now}
+				work: &omv1.Revision{Revision: 2, CSVName: "op.v2", BundleDigest: "sha256:b"}, now: now}
 			if tc.entry {
 				r.crdWaits.set(crdWaitKey(s), []string{"a.x", "b.x"}, tc.next, now)
 			}
