@@ -187,7 +187,14 @@ func walk(t *testing.T, sc scenario) []crashPoint {
 			newNamespace(t, ns(prepared+1), sc.catalog)
 		}
 		// The CatalogSource's first status is a write of its own: it must be made here,
-		// not by the crashing manager of a later N.
+		// not by the crashing manager of a later N. So is the manager's own default
+		// CatalogSource, created at its first start: a prepare that loads its namespaces'
+		// catalogs first must not end before it.
+		eventually(t, m, time.Minute, "the default catalog loaded", func() bool {
+			cs := &omv1.CatalogSource{}
+			return cluster.Client.Get(ctx(), client.ObjectKey{Namespace: harness.ManagerNamespace, Name: "default"}, cs) == nil &&
+				cs.Status.Digest != "" && cs.Status.ObservedGeneration == cs.Generation
+		}, func() string { return "CatalogSource " + harness.ManagerNamespace + "/default" })
 		for _, name := range batch {
 			eventually(t, m, time.Minute, "catalog of "+name+" loaded", func() bool {
 				cs := &omv1.CatalogSource{}
