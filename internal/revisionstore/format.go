@@ -38,11 +38,7 @@ var gzipWriters = sync.Pool{New: func() any {
 
 // encode returns the compressed payload of a bundle.
 func encode(digest string, files []catalog.File) ([]byte, error) {
-	sb := storedBundle{Digest: digest, Files: make([]storedFile, len(files))}
-	for i, f := range files {
-		sb.Files[i] = storedFile{Name: f.Name, Data: f.Data}
-	}
-	raw, err := json.Marshal(sb)
+	raw, err := marshal(digest, files)
 	if err != nil {
 		return nil, fmt.Errorf("encoding bundle %s: %w", digest, err)
 	}
@@ -62,6 +58,15 @@ func encode(digest string, files []catalog.File) ([]byte, error) {
 		return nil, fmt.Errorf("compressing bundle %s: %w", digest, err)
 	}
 	return buf.Bytes(), nil
+}
+
+// marshal is the JSON of an entry, before compression.
+func marshal(digest string, files []catalog.File) ([]byte, error) {
+	sb := storedBundle{Digest: digest, Files: make([]storedFile, len(files))}
+	for i, f := range files {
+		sb.Files[i] = storedFile{Name: f.Name, Data: f.Data}
+	}
+	return json.Marshal(sb)
 }
 
 // decode returns the files of a compressed payload, checked against digest: both the

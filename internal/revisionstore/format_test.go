@@ -3,7 +3,6 @@ package revisionstore
 import (
 	"bytes"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -249,11 +248,7 @@ func BenchmarkEncodeFloorCommunity(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, files := range bundles {
-			sb := storedBundle{Digest: "sha256:x", Files: make([]storedFile, len(files))}
-			for i, f := range files {
-				sb.Files[i] = storedFile{Name: f.Name, Data: f.Data}
-			}
-			if _, err := json.Marshal(sb); err != nil {
+			if _, err := marshal("sha256:x", files); err != nil {
 				b.Fatal(err)
 			}
 		}

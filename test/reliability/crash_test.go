@@ -22,6 +22,7 @@ import (
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
+	"github.com/operator-manager/operator-manager/internal/controller/catalogsource"
 	"github.com/operator-manager/operator-manager/internal/crashpoint"
 	"github.com/operator-manager/operator-manager/internal/render"
 	"github.com/operator-manager/operator-manager/internal/testenv"
@@ -192,9 +193,9 @@ func walk(t *testing.T, sc scenario) []crashPoint {
 		// catalogs first must not end before it.
 		eventually(t, m, time.Minute, "the default catalog loaded", func() bool {
 			cs := &omv1.CatalogSource{}
-			return cluster.Client.Get(ctx(), client.ObjectKey{Namespace: harness.ManagerNamespace, Name: "default"}, cs) == nil &&
+			return cluster.Client.Get(ctx(), client.ObjectKey{Namespace: harness.ManagerNamespace, Name: catalogsource.DefaultName}, cs) == nil &&
 				cs.Status.Digest != "" && cs.Status.ObservedGeneration == cs.Generation
-		}, func() string { return "CatalogSource " + harness.ManagerNamespace + "/default" })
+		}, func() string { return "CatalogSource " + harness.ManagerNamespace + "/" + catalogsource.DefaultName })
 		for _, name := range batch {
 			eventually(t, m, time.Minute, "catalog of "+name+" loaded", func() bool {
 				cs := &omv1.CatalogSource{}

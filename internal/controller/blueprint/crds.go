@@ -347,6 +347,7 @@ func (r *Reconciler) applyCRDs(ctx context.Context, s *scope, content *catalog.B
 			repairs = append(repairs, omv1alpha1.CRDRepair{Name: st.crd.Name, Changes: st.changes})
 		}
 	}
+	sort.Slice(repairs, func(i, j int) bool { return repairs[i].Name < repairs[j].Name })
 	key, value := ProviderKey(s.bp.Namespace, s.bp.Name), providerValue(s.bp, s.work.CSVName)
 	for i, st := range plan {
 		if !st.write {
@@ -403,7 +404,6 @@ func (r *Reconciler) applyCRDs(ctx context.Context, s *scope, content *catalog.B
 						names = append(names, st.crd.Name)
 					}
 				}
-				sortRepairs(repairs)
 				r.crdWaits.set(crdWaitKey(s), names, &afterCRDs{digest: s.work.BundleDigest, csv: content.CSV, crds: all, repairs: repairs}, s.now)
 				r.waitForCRD(s, st.crd.Name, wait)
 				return nil, true, nil
@@ -422,7 +422,6 @@ func (r *Reconciler) applyCRDs(ctx context.Context, s *scope, content *catalog.B
 			return nil, true, client.IgnoreNotFound(err)
 		}
 	}
-	sortRepairs(repairs)
 	return repairs, false, nil
 }
 
@@ -462,8 +461,4 @@ func newerLive(live *apiextensionsv1.CustomResourceDefinition, pkg, version stri
 		return false
 	}
 	return older(version, live.Annotations[AnnotationCRDVersion])
-}
-
-func sortRepairs(repairs []omv1alpha1.CRDRepair) {
-	sort.Slice(repairs, func(i, j int) bool { return repairs[i].Name < repairs[j].Name })
 }
