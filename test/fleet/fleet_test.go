@@ -153,6 +153,12 @@ type fleetFigures struct {
 	FloorClusterCPU   map[string]float64 `json:"floorClusterCPUSeconds,omitempty"`
 	ManagerClusterCPU map[string]float64 `json:"managerClusterCPUSeconds,omitempty"`
 	ManagerCPU        float64            `json:"managerCPUSeconds,omitempty"`
+	// The same windows seen from the machine: this test process's own CPU (the floor's
+	// applies, the manager's Subscriptions and waits), every process's, and the time the
+	// hypervisor took from this machine (steal), which no process is charged for. They
+	// tell a contestant slowed by its neighbours from one that makes more work.
+	FloorMachineCPU   *machineCPU `json:"floorMachineCPUSeconds,omitempty"`
+	ManagerMachineCPU *machineCPU `json:"managerMachineCPUSeconds,omitempty"`
 
 	FloorFailures   []string `json:"floorFailures,omitempty"`
 	ManagerFailures []string `json:"managerFailures,omitempty"`
@@ -311,9 +317,10 @@ func runFloor(t *testing.T, c *harness.Cluster, s settings, items []item, fig *f
 		t.Fatal(err)
 	}
 	defer f.close()
-	start, cpu0 := time.Now(), clusterCPU(c.Env)
+	start, cpu0, m0 := time.Now(), clusterCPU(c.Env), readMachineCPU()
 	errs, ends := inParallel(items, s.concurrency, func(it *item) error { return f.install(ctx, it) })
 	fig.FloorClusterCPU = cpuSince(cpu0, clusterCPU(c.Env))
+	fig.FloorMachineCPU = readMachineCPU().since(m0)
 	fig.FloorSeconds = secs(latest(ends).Sub(start))
 	fig.FloorP50, fig.FloorP90 = quantile(start, ends, 0.5), quantile(start, ends, 0.9)
 	fig.FloorFailures = failures(items, errs)
@@ -380,7 +387,7 @@ func runManager(t *testing.T, c *harness.Cluster, s settings, items []item, fig 
 	if err != nil {
 		t.Fatal(err)
 	}
-	start, cpu0, mcpu0 := time.Now(), clusterCPU(c.Env), cpuSeconds(m.Cmd.Process.Pid)
+	start, cpu0, mcpu0, m0 := time.Now(), clusterCPU(c.Env), cpuSeconds(m.Cmd.Process.Pid), readMachineCPU()
 	if s.pprof != "" {
 		// The CPU profile of the install itself: where the manager's share of the two
 		// cores goes while the fleet installs.
@@ -394,6 +401,7 @@ func runManager(t *testing.T, c *harness.Cluster, s settings, items []item, fig 
 	outcomes := waitFleet(ctx, c.Env.Config, items, 10*time.Minute+time.Duration(len(items))*3*time.Second)
 	fig.ManagerClusterCPU = cpuSince(cpu0, clusterCPU(c.Env))
 	fig.ManagerCPU = round2(cpuSeconds(m.Cmd.Process.Pid) - mcpu0)
+	fig.ManagerMachineCPU = readMachineCPU().since(m0)
 	var last time.Time
 	var done []time.Time
 	for _, it := range items {
@@ -601,6 +609,52 @@ func cpuSeconds(pid int) float64 {
 	return (utime + stime) / 100 // in USER_HZ, 100 on Linux
 }
 
+// machineCPU is CPU time seen from the machine, in seconds.
+type machineCPU struct {
+	// All is every process's user and system time (with interrupts), on all cores.
+	All float64 `json:"all"`
+	// Test is this test process's own.
+	Test float64 `json:"test"`
+	// Steal is the time the hypervisor ran something else while this machine wanted a core.
+	Steal float64 `json:"steal"`
+}
+
+// readMachineCPU reads the machine's totals from /proc/stat and this process's from
+// /proc/self; nil where they cannot be read (not Linux).
+func readMachineCPU() *machineCPU {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return nil
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return nil
+	}
+	jiffies := func(i int) float64 { v, _ := strconv.ParseFloat(f[i], 64); return v / 100 }
+	// user nice system idle iowait irq softirq steal: all but idle, iowait and steal.
+	return &machineCPU{
+		All:   jiffies(1) + jiffies(2) + jiffies(3) + jiffies(6) + jiffies(7),
+		Test:  cpuSeconds(os.Getpid()),
+		Steal: jiffies(8),
+	}
+}
+
+// since is what was spent between an earlier reading and m.
+func (m *machineCPU) since(before *machineCPU) *machineCPU {
+	if m == nil || before == nil {
+		return nil
+	}
+	return &machineCPU{All: round2(m.All - before.All), Test: round2(m.Test - before.Test), Steal: round2(m.Steal - before.Steal)}
+}
+
+func (m *machineCPU) String() string {
+	if m == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f (this test process %.1f, stolen by the hypervisor %.1f)", m.All, m.Test, m.Steal)
+}
+
 // clusterCPU is the CPU time each process of the cluster has used, by name.
 func clusterCPU(e *testenv.Env) map[string]float64 {
 	out := map[string]float64{}
@@ -704,6 +758,7 @@ func writeReport(t *testing.T, s settings, rep *report) {
 		if len(f.FloorClusterCPU) > 0 || len(f.ManagerClusterCPU) > 0 {
 			fmt.Fprintf(&b, "  CPU seconds while installing: floor's cluster %s; manager's cluster %s, manager %.1f\n",
 				formatCPU(f.FloorClusterCPU), formatCPU(f.ManagerClusterCPU), f.ManagerCPU)
+			fmt.Fprintf(&b, "  the whole machine's CPU seconds in the same windows: floor %s; manager %s\n", f.FloorMachineCPU, f.ManagerMachineCPU)
 		}
 		fmt.Fprintf(&b, "  objects per install by kind: %s\n", strings.Join(f.ObjectsByKind, ", "))
 		fmt.Fprintf(&b, "  writes per install by resource: %s\n", strings.Join(f.WritesByResource, ", "))
