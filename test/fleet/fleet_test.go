@@ -37,6 +37,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -73,12 +74,18 @@ type settings struct {
 	packages map[string]bool
 	// only runs some contestants (OPM_FLEET_ONLY=manager), for working on one of them.
 	only map[string]bool
+	// pairs is how many times the floor and the manager are each run at every size
+	// (OPM_FLEET_PAIRS), in alternating order. This machine's speed drifts by a quarter
+	// over minutes (the same work cost the cluster 79 CPU seconds in one run and 115 in
+	// another), so one run of each can land on a slow minute; the figures are the pair
+	// of median ratio, and every pair is reported.
+	pairs int
 }
 
 func (s settings) runs(contestant string) bool { return len(s.only) == 0 || s.only[contestant] }
 
 func settingsFromEnv(t *testing.T) settings {
-	s := settings{sizes: []int{3}, idle: 15 * time.Second, concurrency: 16}
+	s := settings{sizes: []int{3}, idle: 15 * time.Second, concurrency: 16, pairs: 1}
 	if v := os.Getenv("OPM_FLEET_N"); v != "" {
 		s.sizes = nil
 		for _, f := range strings.Split(v, ",") {
@@ -107,6 +114,13 @@ func settingsFromEnv(t *testing.T) settings {
 			t.Fatalf("OPM_FLEET_CONCURRENCY=%q: want a positive number", v)
 		}
 		s.concurrency = n
+	}
+	if v := os.Getenv("OPM_FLEET_PAIRS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("OPM_FLEET_PAIRS=%q: want a positive number", v)
+		}
+		s.pairs = n
 	}
 	s.managerArgs = strings.Fields(os.Getenv("OPM_FLEET_MANAGER_ARGS"))
 	s.report = os.Getenv("OPM_FLEET_REPORT")
@@ -159,6 +173,12 @@ type fleetFigures struct {
 	// tell a contestant slowed by its neighbours from one that makes more work.
 	FloorMachineCPU   *machineCPU `json:"floorMachineCPUSeconds,omitempty"`
 	ManagerMachineCPU *machineCPU `json:"managerMachineCPUSeconds,omitempty"`
+
+	// Pairs are every floor and manager run's seconds (OPM_FLEET_PAIRS), in order; the
+	// other figures are those of pair PairOfMedian (counted from 1), whose ratio is the
+	// median.
+	Pairs        []pairFigure `json:"pairs,omitempty"`
+	PairOfMedian int          `json:"pairOfMedian,omitempty"`
 
 	FloorFailures   []string `json:"floorFailures,omitempty"`
 	ManagerFailures []string `json:"managerFailures,omitempty"`
@@ -259,14 +279,34 @@ func TestFleet(t *testing.T) {
 			}
 			rep.Lifecycle = life
 		}
-		if s.runs("floor") {
-			t.Logf("fleet of %d channel heads (%.1f objects each): the floor", len(items), fig.ObjectsPerInstall)
-			onCluster(t, func(c *harness.Cluster) { runFloor(t, c, s, items, &fig, life) })
+		runs := make([]fleetFigures, s.pairs)
+		for r := range runs {
+			pairLife := life
+			if r > 0 {
+				pairLife = nil // the lifecycle steps are timed once
+			}
+			floor := func() {
+				if s.runs("floor") {
+					t.Logf("fleet of %d channel heads (%.1f objects each): the floor (pair %d of %d)", len(items), fig.ObjectsPerInstall, r+1, s.pairs)
+					onCluster(t, func(c *harness.Cluster) { runFloor(t, c, s, items, &runs[r], pairLife) })
+				}
+			}
+			manager := func() {
+				if s.runs("manager") {
+					t.Logf("fleet of %d: the manager (pair %d of %d)", len(items), r+1, s.pairs)
+					onCluster(t, func(c *harness.Cluster) { runManager(t, c, s, items, &runs[r], pairLife) })
+				}
+			}
+			// Alternated, so a drift of the machine's speed over the pairs favours neither.
+			if r%2 == 0 {
+				floor()
+				manager()
+			} else {
+				manager()
+				floor()
+			}
 		}
-		if s.runs("manager") {
-			t.Logf("fleet of %d: the manager", len(items))
-			onCluster(t, func(c *harness.Cluster) { runManager(t, c, s, items, &fig, life) })
-		}
+		fig.merge(runs)
 		if s.runs("helm") {
 			t.Logf("fleet of %d: Helm", len(items))
 			onCluster(t, func(c *harness.Cluster) { runHelm(t, c, s, helmBin, work, items, &fig, life) })
@@ -275,6 +315,7 @@ func TestFleet(t *testing.T) {
 			fig.ManagerOverFloor = round2(fig.ManagerSeconds / fig.FloorSeconds)
 			fig.HelmOverFloor = round2(fig.HelmSeconds / fig.FloorSeconds)
 		}
+
 		rep.Fleets = append(rep.Fleets, fig)
 	}
 	if l := rep.Lifecycle; l != nil {
@@ -729,6 +770,66 @@ func secs(d time.Duration) float64 {
 	return float64(d.Round(100*time.Millisecond)) / float64(time.Second)
 }
 
+// pairFigure is one floor run and one manager run of a size.
+type pairFigure struct {
+	FloorSeconds      float64 `json:"floorSeconds"`
+	ManagerSeconds    float64 `json:"managerSeconds"`
+	ManagerOverFloor  float64 `json:"managerOverFloor"`
+	FloorClusterCPU   float64 `json:"floorClusterCPUSeconds"`
+	ManagerClusterCPU float64 `json:"managerClusterCPUSeconds"`
+	ManagerCPU        float64 `json:"managerCPUSeconds"`
+}
+
+// merge makes f the figures of the run of median ratio among runs (of the manager's or
+// the floor's time where only one ran), keeping f's own description of the fleet, with
+// every run's seconds in f.Pairs and every run's failures.
+func (f *fleetFigures) merge(runs []fleetFigures) {
+	pairs := make([]pairFigure, len(runs))
+	for i, r := range runs {
+		pairs[i] = pairFigure{FloorSeconds: r.FloorSeconds, ManagerSeconds: r.ManagerSeconds,
+			FloorClusterCPU: r.FloorClusterCPU["all"], ManagerClusterCPU: r.ManagerClusterCPU["all"], ManagerCPU: r.ManagerCPU}
+		if r.FloorSeconds > 0 {
+			pairs[i].ManagerOverFloor = round2(r.ManagerSeconds / r.FloorSeconds)
+		}
+	}
+	m := medianPair(pairs)
+	var floorFails, managerFails []string
+	for i, r := range runs {
+		if i != m {
+			floorFails = append(floorFails, r.FloorFailures...)
+			managerFails = append(managerFails, r.ManagerFailures...)
+		}
+	}
+	n, objects, kinds, skipped := f.N, f.ObjectsPerInstall, f.ObjectsByKind, f.Skipped
+	*f = runs[m]
+	f.N, f.ObjectsPerInstall, f.ObjectsByKind, f.Skipped = n, objects, kinds, skipped
+	f.FloorFailures = append(f.FloorFailures, floorFails...)
+	f.ManagerFailures = append(f.ManagerFailures, managerFails...)
+	if len(runs) > 1 {
+		f.Pairs, f.PairOfMedian = pairs, m+1
+	}
+}
+
+// medianPair is the index of the pair of median ratio (the lower of the two middle ones
+// for an even count); by the manager's seconds, or the floor's, where only one ran.
+func medianPair(pairs []pairFigure) int {
+	key := func(p pairFigure) float64 {
+		switch {
+		case p.ManagerOverFloor > 0:
+			return p.ManagerOverFloor
+		case p.ManagerSeconds > 0:
+			return p.ManagerSeconds
+		}
+		return p.FloorSeconds
+	}
+	idx := make([]int, len(pairs))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return key(pairs[idx[a]]) < key(pairs[idx[b]]) })
+	return idx[(len(idx)-1)/2]
+}
+
 func round2(x float64) float64 { return float64(int64(x*100+0.5)) / 100 }
 
 func machine() string {
@@ -753,6 +854,14 @@ func writeReport(t *testing.T, s settings, rep *report) {
 		fmt.Fprintf(&b, "| %d | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %.1f | %.1f | %g | %.0f / %.0f (%.0f) |\n", f.N, f.ObjectsPerInstall,
 			f.FloorSeconds, f.ManagerSeconds, f.HelmSeconds, f.ManagerOverFloor, f.HelmOverFloor, f.WritesPerInstall, f.ReadsPerInstall,
 			f.IdleWrites, f.RSSPeakMiB, f.RSSSettledMiB, f.RSSAnonMiB)
+		if len(f.Pairs) > 1 {
+			var ps []string
+			for _, p := range f.Pairs {
+				ps = append(ps, fmt.Sprintf("%.1f / %.1f = %.2f (cluster CPU %.1f / %.1f, manager %.1f)", p.ManagerSeconds, p.FloorSeconds, p.ManagerOverFloor,
+					p.ManagerClusterCPU, p.FloorClusterCPU, p.ManagerCPU))
+			}
+			fmt.Fprintf(&b, "  manager / floor of each pair, the row's is pair %d: %s\n", f.PairOfMedian, strings.Join(ps, "; "))
+		}
 		fmt.Fprintf(&b, "  half and nine tenths done after (s): floor %.1f, %.1f; manager %.1f, %.1f; Helm %.1f, %.1f\n",
 			f.FloorP50, f.FloorP90, f.ManagerP50, f.ManagerP90, f.HelmP50, f.HelmP90)
 		if len(f.FloorClusterCPU) > 0 || len(f.ManagerClusterCPU) > 0 {
