@@ -285,11 +285,17 @@ func outOfTime(err error) bool {
 // at each change, until ctx ends. It reports whether the watch started: a client without
 // watches, or an identity that may not watch, leaves the caller to poll.
 func watchChanges(ctx context.Context, c client.Client, list client.ObjectList, key client.ObjectKey, wake chan<- struct{}) bool {
+	return watchMatching(ctx, c, list, wake, client.InNamespace(key.Namespace), client.MatchingFields{"metadata.name": key.Name})
+}
+
+// watchMatching sends on wake (without blocking) whenever an object of the list kind that
+// opts select changes; false when the watch cannot start.
+func watchMatching(ctx context.Context, c client.Client, list client.ObjectList, wake chan<- struct{}, opts ...client.ListOption) bool {
 	wc, ok := c.(client.WithWatch)
 	if !ok {
 		return false
 	}
-	wi, err := wc.Watch(ctx, list, client.InNamespace(key.Namespace), client.MatchingFields{"metadata.name": key.Name})
+	wi, err := wc.Watch(ctx, list, opts...)
 	if err != nil {
 		return false
 	}
@@ -327,11 +333,26 @@ func watchAll(ctx context.Context, c client.Client, key client.ObjectKey, lists 
 	return wake
 }
 
+// watchInstallation watches the Subscription key, its Blueprint and its CSVs (whose
+// rollout words are fresher than the Blueprint's summary of them); nil when no watch
+// started.
+func watchInstallation(ctx context.Context, c client.Client, key client.ObjectKey) <-chan struct{} {
+	wake := make(chan struct{}, 1)
+	started := watchChanges(ctx, c, &omv1.SubscriptionList{}, key, wake)
+	started = watchChanges(ctx, c, &omv1.BlueprintList{}, key, wake) || started
+	started = watchMatching(ctx, c, &omv1alpha1.ClusterServiceVersionList{}, wake,
+		client.InNamespace(key.Namespace), client.MatchingLabels{omv1.LabelSubscription: key.Name}) || started
+	if !started {
+		return nil
+	}
+	return wake
+}
+
 // waitSubscription waits until done says the Subscription reached its end.
 func waitSubscription(ctx context.Context, c client.Client, key client.ObjectKey, timeout time.Duration, w io.Writer, done doneFunc) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	wake := watchAll(ctx, c, key, &omv1.SubscriptionList{}, &omv1.BlueprintList{})
+	wake := watchInstallation(ctx, c, key)
 	var result error
 	err := poll(ctx, timeout, w, key.String(), func(ctx context.Context) (string, bool, error) {
 		sub := &omv1.Subscription{}
@@ -352,7 +373,11 @@ func waitSubscription(ctx context.Context, c client.Client, key client.ObjectKey
 		}
 		ok, res := done(sub, bp, gone)
 		result = res
-		return progressLine(sub, bp, gone), ok, nil
+		var csv *omv1alpha1.ClusterServiceVersion
+		if !ok {
+			csv = judgingCSV(ctx, c, bp)
+		}
+		return progressLine(sub, bp, csv, gone), ok, nil
 	}, wake)
 	if err != nil {
 		return err
@@ -360,10 +385,30 @@ func waitSubscription(ctx context.Context, c client.Client, key client.ObjectKey
 	return result
 }
 
+// judgingCSV is the CSV of the Blueprint's revision in progress when it has started to
+// judge it; nil otherwise, or when it cannot be read (a person allowed to read
+// Subscriptions but not CSVs still sees the Blueprint's words).
+func judgingCSV(ctx context.Context, c client.Client, bp *omv1.Blueprint) *omv1alpha1.ClusterServiceVersion {
+	if bp == nil || len(bp.Status.History) == 0 {
+		return nil
+	}
+	w := bp.Status.History[len(bp.Status.History)-1]
+	if w.Outcome != "" && w.Outcome != omv1.OutcomePending {
+		return nil
+	}
+	csv := &omv1alpha1.ClusterServiceVersion{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: bp.Namespace, Name: w.CSVName}, csv); err != nil || !csv.Judging(w.Revision) {
+		return nil
+	}
+	return csv
+}
+
 // progressLine is what a wait prints: the Subscription's status and Ready condition, and
-// while a change is in progress the Blueprint's words for it, which are fresher (the
-// Subscription repeats them only now and then: statuswrite.SummaryInterval).
-func progressLine(sub *omv1.Subscription, bp *omv1.Blueprint, gone bool) string {
+// while a change is in progress the freshest words for it: the CSV's own while it rolls
+// the revision out (the Blueprint repeats them only now and then), else the Blueprint's
+// (the Subscription repeats those only now and then: statuswrite.SummaryInterval). csv is
+// the CSV judging the revision in progress, or nil.
+func progressLine(sub *omv1.Subscription, bp *omv1.Blueprint, csv *omv1alpha1.ClusterServiceVersion, gone bool) string {
 	if gone {
 		return "subscription is gone"
 	}
@@ -376,6 +421,9 @@ func progressLine(sub *omv1.Subscription, bp *omv1.Blueprint, gone bool) string 
 		if bp != nil {
 			if p := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionProgressing); p != nil && p.Status == metav1.ConditionTrue {
 				msg = p.Message
+				if csv != nil {
+					msg = csv.RevisionProgress()
+				}
 			}
 		}
 		parts = append(parts, fmt.Sprintf("%s=%s (%s): %s", c.Type, c.Status, c.Reason, msg))

@@ -12,8 +12,11 @@ import (
 	"golang.org/x/time/rate"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
 )
 
 // TestInstallDone: `install --wait` ends on the outcome of the change asked for, and not
@@ -140,5 +143,67 @@ func wakeUp(wake chan struct{}) {
 	select {
 	case wake <- struct{}{}:
 	default:
+	}
+}
+
+// TestProgressLine: while a revision rolls out, a wait prints the CSV's own words, live,
+// not the Blueprint's summary of them, which may be a minute old.
+func TestProgressLine(t *testing.T) {
+	sub := &omv1.Subscription{}
+	sub.Status.Opstatus = "installing"
+	sub.Status.Conditions = []metav1.Condition{{Type: omv1.ConditionReady, Status: metav1.ConditionFalse, Reason: "Install", Message: "summary"}}
+	bp := &omv1.Blueprint{}
+	bp.Status.Conditions = []metav1.Condition{{Type: omv1.ConditionProgressing, Status: metav1.ConditionTrue, Reason: "Install",
+		Message: "revision 1: x.v1 is Installing: 0/1 available"}}
+	csv := &omv1alpha1.ClusterServiceVersion{ObjectMeta: metav1.ObjectMeta{Name: "x.v1"}}
+	csv.Status.Revision, csv.Status.Phase, csv.Status.Message = 1, omv1alpha1.CSVInstalling, "1/1 available, waiting for the health check"
+	settled := bp.DeepCopy()
+	settled.Status.Conditions[0].Status = metav1.ConditionFalse
+	for _, tc := range []struct {
+		name string
+		bp   *omv1.Blueprint
+		csv  *omv1alpha1.ClusterServiceVersion
+		want string
+	}{
+		{"the CSV judges the revision: its words", bp, csv, "installing Ready=False (Install): revision 1: x.v1 is Installing: 1/1 available, waiting for the health check"},
+		{"no CSV judging yet: the Blueprint's", bp, nil, "installing Ready=False (Install): revision 1: x.v1 is Installing: 0/1 available"},
+		{"nothing in progress: the Subscription's", settled, csv, "installing Ready=False (Install): summary"},
+		{"no Blueprint: the Subscription's", nil, nil, "installing Ready=False (Install): summary"},
+	} {
+		if got := progressLine(sub, tc.bp, tc.csv, false); got != tc.want {
+			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestJudgingCSV: the CSV counts only while it judges the Blueprint's revision in
+// progress.
+func TestJudgingCSV(t *testing.T) {
+	bp := &omv1.Blueprint{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "x"}}
+	bp.Status.History = []omv1.Revision{{Revision: 1, CSVName: "x.v1", Outcome: omv1.OutcomeSucceeded}, {Revision: 2, CSVName: "x.v2"}}
+	csv := func(name string, rev int64, phase omv1alpha1.CSVPhase) *omv1alpha1.ClusterServiceVersion {
+		c := &omv1alpha1.ClusterServiceVersion{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}}
+		c.Status.Revision, c.Status.Phase = rev, phase
+		return c
+	}
+	s := runtime.NewScheme()
+	_ = omv1alpha1.AddToScheme(s)
+	for _, tc := range []struct {
+		name string
+		bp   *omv1.Blueprint
+		csv  *omv1alpha1.ClusterServiceVersion
+		want bool
+	}{
+		{"judging the revision in progress", bp, csv("x.v2", 2, omv1alpha1.CSVInstalling), true},
+		{"still on the revision before", bp, csv("x.v2", 1, omv1alpha1.CSVSucceeded), false},
+		{"its outcome reached", bp, csv("x.v2", 2, omv1alpha1.CSVFailed), false},
+		{"no CSV yet", bp, csv("other", 2, omv1alpha1.CSVInstalling), false},
+		{"nothing in progress", func() *omv1.Blueprint { b := bp.DeepCopy(); b.Status.History[1].Outcome = omv1.OutcomeFailed; return b }(), csv("x.v2", 2, omv1alpha1.CSVInstalling), false},
+		{"no Blueprint", nil, csv("x.v2", 2, omv1alpha1.CSVInstalling), false},
+	} {
+		c := fake.NewClientBuilder().WithScheme(s).WithObjects(tc.csv).Build()
+		if got := judgingCSV(context.Background(), c, tc.bp); (got != nil) != tc.want {
+			t.Errorf("%s: got %v, want a CSV: %v", tc.name, got, tc.want)
+		}
 	}
 }

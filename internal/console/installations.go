@@ -502,7 +502,8 @@ func healthOf(ctx context.Context, id *identity, sub *omv1.Subscription, bp *omv
 		return hb
 	}
 	csv := &omv1alpha1.ClusterServiceVersion{}
-	if err := id.c.Get(ctx, client.ObjectKey{Namespace: bp.Namespace, Name: hb.CSV}, csv); err == nil {
+	read := id.c.Get(ctx, client.ObjectKey{Namespace: bp.Namespace, Name: hb.CSV}, csv) == nil
+	if read {
 		hb.Phase, hb.Message = string(csv.Status.Phase), csv.Status.Message
 		if csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs != nil {
 			for _, d := range csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs {
@@ -530,6 +531,11 @@ func healthOf(ctx context.Context, id *identity, sub *omv1.Subscription, bp *omv
 			hb.TimeLeft = max(time.Until(deadline), 0).Round(time.Second).String()
 			if hb.WaitingFor == "" && hb.Phase != string(omv1alpha1.CSVSucceeded) {
 				hb.WaitingFor = hb.Message
+			}
+			if hb.WaitingFor != "" && read && csv.Name == h.CSVName && csv.Judging(h.Revision) {
+				// The CSV's own rollout words, live: the Blueprint repeats them only now
+				// and then.
+				hb.WaitingFor = csv.RevisionProgress()
 			}
 			break
 		}

@@ -103,6 +103,20 @@ func ProgressOnly(before, after []metav1.Condition) bool {
 	return true
 }
 
+// SameReasons says whether before and after hold the same conditions with the same
+// reasons, in the same order: a change of their words only, not a step to another reason.
+func SameReasons(before, after []metav1.Condition) bool {
+	if len(before) != len(after) {
+		return false
+	}
+	for i := range before {
+		if before[i].Type != after[i].Type || before[i].Reason != after[i].Reason {
+			return false
+		}
+	}
+	return true
+}
+
 // StatusProgressOnly is ProgressOnly for a whole status: nothing besides its conditions
 // changed, and those only in words. conditions points at a status's conditions.
 func StatusProgressOnly[S any](before, after S, conditions func(*S) *[]metav1.Condition) bool {

@@ -149,3 +149,24 @@ func TestRequeueWithin(t *testing.T) {
 		t.Errorf("RequeueAfter = %s, want 1s", r.RequeueAfter)
 	}
 }
+
+func TestSameReasons(t *testing.T) {
+	c := func(typ, reason, msg string) metav1.Condition {
+		return metav1.Condition{Type: typ, Status: metav1.ConditionFalse, Reason: reason, Message: msg}
+	}
+	for _, tc := range []struct {
+		name          string
+		before, after []metav1.Condition
+		want          bool
+	}{
+		{"words only", []metav1.Condition{c("Ready", "Install", "a")}, []metav1.Condition{c("Ready", "Install", "b")}, true},
+		{"a new reason", []metav1.Condition{c("Ready", "WaitingForCRDs", "a")}, []metav1.Condition{c("Ready", "Install", "a")}, false},
+		{"a condition more", []metav1.Condition{c("Ready", "Install", "a")}, []metav1.Condition{c("Ready", "Install", "a"), c("Progressing", "Install", "a")}, false},
+		{"another type", []metav1.Condition{c("Ready", "Install", "a")}, []metav1.Condition{c("Healthy", "Install", "a")}, false},
+		{"none", nil, nil, true},
+	} {
+		if got := SameReasons(tc.before, tc.after); got != tc.want {
+			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -121,6 +121,9 @@ type scope struct {
 	hold   *Hold              // the running operator's Upgradeable=False, if it says so
 	now    time.Time
 	result ctrl.Result
+	// mirrorsCSV: the Progressing words are the CSV's own for the revision (its rollout),
+	// which the CSV's status shows live; the Blueprint repeats them as a summary.
+	mirrorsCSV bool
 }
 
 // Reconcile plans the next step from the spec and the history (Plan), carries a pending
@@ -143,17 +146,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{}, err
 	}
 	orig := bp.DeepCopy()
+	s := &scope{bp: bp, now: r.Clock.Now()}
 	defer func() {
 		if equality.Semantic.DeepEqual(orig.Status, bp.Status) {
 			return
 		}
 		now := time.Now()
 		progressOnly := statuswrite.StatusProgressOnly(orig.Status, bp.Status, func(s *omv1.BlueprintStatus) *[]metav1.Condition { return &s.Conditions })
-		if wait := r.status.Wait(bp.UID, progressOnly, now); wait > 0 {
-			// Only the words of a step within the phase changed ("waiting for CRDs",
-			// then "waiting for the CSV", then "waiting for deployment x").
-			statuswrite.RequeueWithin(&result, wait)
-			return
+		if hold := progressHold(progressOnly, s.mirrorsCSV, orig.Status.Conditions, bp.Status.Conditions); hold > 0 {
+			if wait := r.status.WaitSince(bp.UID, hold, now); wait > 0 {
+				// Only the words of a step within the phase changed ("waiting for CRDs",
+				// then "waiting for the CSV", then the CSV's rollout words).
+				statuswrite.RequeueWithin(&result, wait)
+				return
+			}
 		}
 		err := r.Client.Status().Patch(ctx, bp, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
 		if err == nil {
@@ -168,7 +174,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			retErr = fmt.Errorf("patching status of Blueprint %s: %w", req, err)
 		}
 	}()
-	s := &scope{bp: bp, now: r.Clock.Now()}
 	if name := bp.Labels[omv1.LabelSubscription]; name != "" {
 		sub := &omv1.Subscription{}
 		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: bp.Namespace, Name: name}, sub); err == nil {

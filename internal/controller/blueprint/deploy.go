@@ -380,20 +380,10 @@ func (r *Reconciler) follow(ctx context.Context, s *scope, csv *omv1alpha1.Clust
 		r.fail(s, reason, fmt.Sprintf("%s failed: %s: %s", csv.Name, csv.Status.Reason, csv.Status.Message))
 		return nil
 	default:
-		msg := fmt.Sprintf("revision %d: %s is %s", w.Revision, csv.Name, phaseOrNew(csv.Status.Phase))
-		if csv.Status.Message != "" {
-			msg += ": " + csv.Status.Message
-		}
-		r.progress(s, string(w.Trigger), msg)
+		r.progress(s, string(w.Trigger), csv.RevisionProgress())
+		s.mirrorsCSV = true
 		return nil
 	}
-}
-
-func phaseOrNew(p omv1alpha1.CSVPhase) string {
-	if p == "" {
-		return "new"
-	}
-	return string(p)
 }
 
 func subscriptionName(bp *omv1.Blueprint) string {
@@ -412,4 +402,11 @@ func mergeMaps(base, over map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
+}
+
+func phaseOrNew(p omv1alpha1.CSVPhase) string {
+	if p == "" {
+		return "new"
+	}
+	return string(p)
 }
