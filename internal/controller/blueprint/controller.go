@@ -89,6 +89,9 @@ type Reconciler struct {
 // SetupWithManager registers the controller. It owns the CSVs it creates, and looks again
 // when its Subscription changes (health timeout, service account), which the CSV must hear.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	// The throttle forgets a write once its interval has passed; progressHold asks for up
+	// to SummaryInterval.
+	r.status.Interval = statuswrite.SummaryInterval
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
