@@ -211,8 +211,10 @@ func TestCatalogServeReloads(t *testing.T) {
 		t.Errorf("reloaded an unchanged directory:\n%s", s.log)
 	}
 
+	// The new bundle is written beside the catalog and moved in whole, so no reload sees
+	// it half written.
 	from := filepath.Join(dir, "cache-operator", "1.2.0")
-	to := filepath.Join(dir, "cache-operator", "1.4.0")
+	to := filepath.Join(t.TempDir(), "1.4.0")
 	if err := os.CopyFS(to, os.DirFS(from)); err != nil {
 		t.Fatal(err)
 	}
@@ -226,6 +228,9 @@ func TestCatalogServeReloads(t *testing.T) {
 	if err := os.WriteFile(csv, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Rename(to, filepath.Join(dir, "cache-operator", "1.4.0")); err != nil {
+		t.Fatal(err)
+	}
 	deadline := time.Now().Add(20 * time.Second)
 	var after remote.Index
 	for {
@@ -233,7 +238,8 @@ func TestCatalogServeReloads(t *testing.T) {
 		if err := json.Unmarshal(body, &after); err != nil {
 			t.Fatal(err)
 		}
-		if len(after.Bundles) == 11 {
+		// The server swaps the catalog it serves, then logs the reload.
+		if len(after.Bundles) == 11 && strings.Contains(s.log.String(), "Reloaded catalog") {
 			break
 		}
 		if time.Now().After(deadline) {
