@@ -8,15 +8,19 @@ import "fmt"
 // (they change every few seconds while a rollout waits, and the Blueprint's status is a
 // summary); `install --wait` reads them from the CSV itself, live.
 func (c *ClusterServiceVersion) RevisionProgress() string {
-	phase := string(c.Status.Phase)
-	if phase == "" {
-		phase = "new" // as the Blueprint says of a CSV yet to write its status
-	}
-	msg := fmt.Sprintf("revision %d: %s is %s", c.Status.Revision, c.Name, phase)
+	msg := fmt.Sprintf("revision %d: %s is %s", c.Status.Revision, c.Name, c.Status.Phase.OrNew())
 	if c.Status.Message != "" {
 		msg += ": " + c.Status.Message
 	}
 	return msg
+}
+
+// OrNew is the phase in words, "new" for a CSV yet to write its status.
+func (p CSVPhase) OrNew() string {
+	if p == "" {
+		return "new"
+	}
+	return string(p)
 }
 
 // Judging says whether the CSV is judging revision rev and has not yet reached its

@@ -315,7 +315,6 @@ func TestFleet(t *testing.T) {
 			fig.ManagerOverFloor = round2(fig.ManagerSeconds / fig.FloorSeconds)
 			fig.HelmOverFloor = round2(fig.HelmSeconds / fig.FloorSeconds)
 		}
-
 		rep.Fleets = append(rep.Fleets, fig)
 	}
 	if l := rep.Lifecycle; l != nil {
@@ -660,8 +659,8 @@ type machineCPU struct {
 	Steal float64 `json:"steal"`
 }
 
-// readMachineCPU reads the machine's totals from /proc/stat and this process's from
-// /proc/self; nil where they cannot be read (not Linux).
+// readMachineCPU reads the machine's totals from /proc/stat and this process's own
+// (cpuSeconds); nil where they cannot be read (not Linux).
 func readMachineCPU() *machineCPU {
 	data, err := os.ReadFile("/proc/stat")
 	if err != nil {

@@ -169,7 +169,7 @@ func (r *Reconciler) missedDeadline(s *scope, timeout time.Duration, csv *omv1al
 	}
 	last := conditionMessage(s.bp, omv1.ConditionProgressing)
 	if exists && csv.Status.Revision == w.Revision {
-		last = fmt.Sprintf("%s is %s: %s", csv.Name, phaseOrNew(csv.Status.Phase), csv.Status.Message)
+		last = fmt.Sprintf("%s is %s: %s", csv.Name, csv.Status.Phase.OrNew(), csv.Status.Message)
 	}
 	if last == "" {
 		last = "nothing started"
@@ -402,11 +402,4 @@ func mergeMaps(base, over map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
-}
-
-func phaseOrNew(p omv1alpha1.CSVPhase) string {
-	if p == "" {
-		return "new"
-	}
-	return string(p)
 }

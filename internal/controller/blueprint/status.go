@@ -288,7 +288,7 @@ func (r *Reconciler) liveHealth(ctx context.Context, s *scope) error {
 		case omv1alpha1.CSVFailed:
 			reason, msg = csv.Status.Reason, fmt.Sprintf("%s is unhealthy: %s", csv.Name, csv.Status.Message)
 		default:
-			reason, msg = "Reconciling", fmt.Sprintf("%s is %s: %s", csv.Name, phaseOrNew(csv.Status.Phase), csv.Status.Message)
+			reason, msg = "Reconciling", fmt.Sprintf("%s is %s: %s", csv.Name, csv.Status.Phase.OrNew(), csv.Status.Message)
 		}
 	} else if client.IgnoreNotFound(err) != nil {
 		return err
