@@ -27,7 +27,7 @@ func (r *Reconciler) judge(ctx context.Context, s *scope) (bool, error) {
 	csv := s.csv
 	started := s.now
 	if csv.Status.GateStartTime != nil {
-		started = csv.Status.GateStartTime.Time
+		started = gateStart(csv.Status.GateStartTime.Time)
 	}
 	timeout := DefaultHealthTimeout
 	if v := csv.Annotations[omv1.AnnotationHealthTimeout]; v != "" {
@@ -83,9 +83,28 @@ func (r *Reconciler) judge(ctx context.Context, s *scope) (bool, error) {
 		s.result = ctrl.Result{RequeueAfter: 10 * pollWhileInstalling}
 	default:
 		s.decide(omv1alpha1.CSVInstalling, ReasonInstalling, "%s", v.Message)
-		s.result = ctrl.Result{RequeueAfter: pollWhileInstalling}
+		s.result = ctrl.Result{RequeueAfter: lookAgainWhileInstalling(started, timeout, s.now)}
 	}
 	return true, nil
+}
+
+// gateStart is when a health gate's time counts from. Its start is stored to the second,
+// truncated (metav1.Time), so the gate began within the second after the one read back:
+// counted from that second's end, a timeout ends up to a second late, never early. The
+// pass that starts the gate holds the exact time, and truncates it the same way.
+func gateStart(stored time.Time) time.Time {
+	return stored.Truncate(time.Second).Add(time.Second)
+}
+
+// lookAgainWhileInstalling is when a CSV in its health gate looks at its pods again:
+// every pollWhileInstalling, and the moment its health timeout ends, so a version that
+// never becomes healthy fails on time, not up to a poll later (the failed upgrade's
+// rollback started 0 to 3 s after the timeout, by when the poll fell).
+func lookAgainWhileInstalling(started time.Time, timeout time.Duration, now time.Time) time.Duration {
+	if left := started.Add(timeout).Sub(now); left > 0 && left < pollWhileInstalling {
+		return left
+	}
+	return pollWhileInstalling
 }
 
 // healthInput gathers one Deployment, its pods, its ReplicaSets and its current template
