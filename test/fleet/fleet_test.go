@@ -74,6 +74,11 @@ type settings struct {
 	packages map[string]bool
 	// only runs some contestants (OPM_FLEET_ONLY=manager), for working on one of them.
 	only map[string]bool
+	// rounds is how many times the lifecycle operator is upgraded and rolled back by hand
+	// (OPM_FLEET_ROUNDS): each step takes a few tenths of a second, in which one timing
+	// is a draw of the machine's noise; the figures are the medians. The smoke run does two,
+	// so the way back to a second upgrade is tested too.
+	rounds int
 	// pairs is how many times the floor and the manager are each run at every size
 	// (OPM_FLEET_PAIRS), in alternating order. This machine's speed drifts by a quarter
 	// over minutes (the same work cost the cluster 79 CPU seconds in one run and 115 in
@@ -85,7 +90,7 @@ type settings struct {
 func (s settings) runs(contestant string) bool { return len(s.only) == 0 || s.only[contestant] }
 
 func settingsFromEnv(t *testing.T) settings {
-	s := settings{sizes: []int{3}, idle: 15 * time.Second, concurrency: 16, pairs: 1}
+	s := settings{sizes: []int{3}, idle: 15 * time.Second, concurrency: 16, pairs: 1, rounds: 2}
 	if v := os.Getenv("OPM_FLEET_N"); v != "" {
 		s.sizes = nil
 		for _, f := range strings.Split(v, ",") {
@@ -121,6 +126,13 @@ func settingsFromEnv(t *testing.T) settings {
 			t.Fatalf("OPM_FLEET_PAIRS=%q: want a positive number", v)
 		}
 		s.pairs = n
+	}
+	if v := os.Getenv("OPM_FLEET_ROUNDS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("OPM_FLEET_ROUNDS=%q: want a positive number", v)
+		}
+		s.rounds = n
 	}
 	s.managerArgs = strings.Fields(os.Getenv("OPM_FLEET_MANAGER_ARGS"))
 	s.report = os.Getenv("OPM_FLEET_REPORT")
@@ -206,13 +218,18 @@ type fleetFigures struct {
 }
 
 // lifecycleFigures are one operator's install, upgrade, rollback by hand, and an upgrade
-// whose health gate fails, for the floor, the manager and Helm, in seconds.
+// whose health gate fails, for the floor, the manager and Helm, in seconds. The upgrade
+// and the rollback are done Rounds times, one after the other; theirs are the medians.
 type lifecycleFigures struct {
 	Package       string             `json:"package"`
 	HealthTimeout float64            `json:"healthTimeoutSeconds"`
+	Rounds        int                `json:"rounds"`
 	Install       map[string]float64 `json:"install"`
 	Upgrade       map[string]float64 `json:"upgrade"`
 	Rollback      map[string]float64 `json:"rollback"`
+	// UpgradeRounds and RollbackRounds are every round's seconds, in order.
+	UpgradeRounds  map[string][]float64 `json:"upgradeRounds"`
+	RollbackRounds map[string][]float64 `json:"rollbackRounds"`
 	// FailedUpgrade runs from the upgrade to a version whose pods never become ready until
 	// the old version serves again. The floor's is the health timeout plus re-applying
 	// the old version and waiting for its rollout; the manager's share is its time beyond
@@ -274,7 +291,7 @@ func TestFleet(t *testing.T) {
 		fig.ObjectsPerInstall = float64(objects) / float64(len(items))
 		var life *lifecycleFigures
 		if i == 0 {
-			if life, err = lifecycleItems(samples); err != nil {
+			if life, err = lifecycleItems(samples, s.rounds); err != nil {
 				t.Fatal(err)
 			}
 			rep.Lifecycle = life
@@ -373,11 +390,13 @@ func runFloor(t *testing.T, c *harness.Cluster, s settings, items []item, fig *f
 		if err := f.install(ctx, it); err != nil {
 			t.Errorf("floor %s: %v", what, err)
 		}
-		dst["floor"] = since(t0)
+		dst["floor"] = stepSince(t0)
 	}
 	step("install", &its[0], life.Install)
-	step("upgrade", &its[1], life.Upgrade)
-	step("rollback", &its[0], life.Rollback)
+	if err := life.rounds("floor", nil, func(int) error { return f.install(ctx, &its[1]) },
+		func(int) error { return f.install(ctx, &its[0]) }); err != nil {
+		t.Errorf("floor %v", err)
+	}
 	// A failed upgrade at its cheapest: apply the broken version, give it the health
 	// timeout, apply the old one again and wait for its rollout.
 	t0 := time.Now()
@@ -388,12 +407,12 @@ func runFloor(t *testing.T, c *harness.Cluster, s settings, items []item, fig *f
 	if err := f.install(ctx, &its[0]); err != nil {
 		t.Errorf("floor failed upgrade, back to the old version: %v", err)
 	}
-	life.FailedUpgrade["floor"] = since(t0)
+	life.FailedUpgrade["floor"] = stepSince(t0)
 }
 
 func applyAll(ctx context.Context, c client.Client, it *item) error {
 	for _, o := range append(append([]*unstructured.Unstructured{}, it.CRDs...), it.Objects...) {
-		if err := applyRetrying(ctx, c, o.DeepCopy()); err != nil {
+		if _, err := applyRetrying(ctx, c, o.DeepCopy()); err != nil {
 			return err
 		}
 	}
@@ -507,40 +526,57 @@ func runManager(t *testing.T, c *harness.Cluster, s settings, items []item, fig 
 	if err := waitBlueprint(ctx, c.Client, f, &its[0], omv1.BlueprintSucceeded, 3*time.Minute); err != nil {
 		t.Fatalf("%v\n%s", err, m.LogTail(4000))
 	}
-	life.Install["manager"] = since(t0)
-	setVersion := func(v string) {
+	life.Install["manager"] = stepSince(t0)
+	setVersion := func(v string) error {
 		sub := &omv1.Subscription{}
 		if err := c.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "fleet"}, sub); err != nil {
-			t.Fatal(err)
+			return err
 		}
 		patch := client.MergeFrom(sub.DeepCopy())
 		sub.Spec.Version = v
-		if err := c.Client.Patch(ctx, sub, patch); err != nil {
-			t.Fatal(err)
+		return c.Client.Patch(ctx, sub, patch)
+	}
+	upgrade := func(int) error {
+		if err := setVersion(its[1].Version); err != nil {
+			return err
 		}
+		return waitBlueprint(ctx, c.Client, f, &its[1], omv1.BlueprintSucceeded, 3*time.Minute)
+	}
+	// By hand, as a person would: the CLI, waiting, to the newest good revision before.
+	rollback := func(int) error {
+		cmd := exec.Command(c.ManagerBin, "rollback", "fleet", "-n", ns, "--wait", "--kubeconfig", c.Env.Kubeconfig)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("operator-manager rollback: %v\n%s", err, out)
+		}
+		return waitBlueprint(ctx, c.Client, f, &its[0], omv1.BlueprintSucceeded, time.Minute)
+	}
+	// After a rollback by hand the Subscription still asks for the newer version, and the
+	// Blueprint stays where the person put it until the Subscription's spec changes: the
+	// next round's upgrade is the same edit as the first's once the Subscription asks for
+	// the running version again (untimed).
+	again := func(round int) error {
+		if round == 0 {
+			return nil
+		}
+		if err := setVersion(its[0].Version); err != nil {
+			return err
+		}
+		if err := waitObserved(ctx, c.Client, ns, time.Minute); err != nil {
+			return err
+		}
+		return waitBlueprint(ctx, c.Client, f, &its[0], omv1.BlueprintSucceeded, time.Minute)
+	}
+	if err := life.rounds("manager", again, upgrade, rollback); err != nil {
+		t.Fatalf("manager %v\n%s", err, m.LogTail(4000))
 	}
 	t0 = time.Now()
-	setVersion(its[1].Version)
-	if err := waitBlueprint(ctx, c.Client, f, &its[1], omv1.BlueprintSucceeded, 3*time.Minute); err != nil {
-		t.Fatalf("manager upgrade: %v\n%s", err, m.LogTail(4000))
+	if err := setVersion(its[2].Version); err != nil {
+		t.Fatal(err)
 	}
-	life.Upgrade["manager"] = since(t0)
-	// By hand, as a person would: the CLI, waiting.
-	t0 = time.Now()
-	cmd := exec.Command(c.ManagerBin, "rollback", "fleet", "-n", ns, "--to-revision", "1", "--wait", "--kubeconfig", c.Env.Kubeconfig)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("operator-manager rollback: %v\n%s", err, out)
-	}
-	if err := waitBlueprint(ctx, c.Client, f, &its[0], omv1.BlueprintSucceeded, time.Minute); err != nil {
-		t.Fatalf("manager rollback: %v", err)
-	}
-	life.Rollback["manager"] = since(t0)
-	t0 = time.Now()
-	setVersion(its[2].Version)
 	if err := waitBlueprint(ctx, c.Client, f, &its[0], omv1.BlueprintRolledBack, life.timeout+3*time.Minute); err != nil {
 		t.Fatalf("manager failed upgrade: %v\n%s", err, m.LogTail(4000))
 	}
-	life.FailedUpgrade["manager"] = since(t0)
+	life.FailedUpgrade["manager"] = stepSince(t0)
 }
 
 // runHelm installs the fleet with Helm, one release per operator, then the lifecycle
@@ -583,11 +619,18 @@ func runHelm(t *testing.T, c *harness.Cluster, s settings, bin, work string, ite
 		if err := h.run(ctx, args...); err != nil {
 			t.Error(err)
 		}
-		dst["helm"] = since(t0)
+		dst["helm"] = stepSince(t0)
 	}
 	timed(life.Install, "install", "fleet", lc[0], "-n", ns, "--create-namespace", "--wait=watcher", "--timeout", "5m")
-	timed(life.Upgrade, "upgrade", "fleet", lc[1], "-n", ns, "--wait=watcher", "--timeout", "5m")
-	timed(life.Rollback, "rollback", "fleet", "1", "-n", ns, "--wait=watcher", "--timeout", "5m")
+	// Rolled back to the release before, as the manager's rollback goes to the newest
+	// good revision before.
+	if err := life.rounds("helm", nil,
+		func(int) error {
+			return h.run(ctx, "upgrade", "fleet", lc[1], "-n", ns, "--wait=watcher", "--timeout", "5m")
+		},
+		func(int) error { return h.run(ctx, "rollback", "fleet", "-n", ns, "--wait=watcher", "--timeout", "5m") }); err != nil {
+		t.Errorf("helm %v", err)
+	}
 	// Helm's own automatic rollback: it fails the upgrade after --timeout and rolls back.
 	t0 := time.Now()
 	if err := h.run(ctx, "upgrade", "fleet", lc[2], "-n", ns, "--wait=watcher", "--timeout", timeout, "--rollback-on-failure"); err == nil {
@@ -596,13 +639,14 @@ func runHelm(t *testing.T, c *harness.Cluster, s settings, bin, work string, ite
 	if err := f.wait(ctx, ns, its[0].Deployments); err != nil {
 		t.Errorf("helm failed upgrade, back to the old version: %v", err)
 	}
-	life.FailedUpgrade["helm"] = since(t0)
+	life.FailedUpgrade["helm"] = stepSince(t0)
 }
 
 // lifecycleItems render the sample cache-operator at 1.1.0, 1.2.0 and the broken 1.3.0.
-func lifecycleItems(samples *catalog.Catalog) (*lifecycleFigures, error) {
-	life := &lifecycleFigures{Package: "cache-operator (samples)", timeout: 30 * time.Second,
-		Install: map[string]float64{}, Upgrade: map[string]float64{}, Rollback: map[string]float64{}, FailedUpgrade: map[string]float64{}}
+func lifecycleItems(samples *catalog.Catalog, rounds int) (*lifecycleFigures, error) {
+	life := &lifecycleFigures{Package: "cache-operator (samples)", timeout: 30 * time.Second, Rounds: rounds,
+		Install: map[string]float64{}, Upgrade: map[string]float64{}, Rollback: map[string]float64{}, FailedUpgrade: map[string]float64{},
+		UpgradeRounds: map[string][]float64{}, RollbackRounds: map[string][]float64{}}
 	life.HealthTimeout = life.timeout.Seconds()
 	for _, v := range []string{"1.1.0", "1.2.0", "1.3.0"} {
 		b, ch, err := bundleAt(samples, "cache-operator", v)
@@ -616,6 +660,45 @@ func lifecycleItems(samples *catalog.Catalog) (*lifecycleFigures, error) {
 		life.items = append(life.items, it)
 	}
 	return life, nil
+}
+
+// rounds upgrades the lifecycle operator and rolls it back by hand Rounds times, timing
+// each step, and records every time and the medians under who. An error ends the rounds.
+// before, when not nil, readies each round, untimed.
+func (l *lifecycleFigures) rounds(who string, before, upgrade, rollback func(round int) error) error {
+	for r := range l.Rounds {
+		if before != nil {
+			if err := before(r); err != nil {
+				return fmt.Errorf("readying round %d: %w", r+1, err)
+			}
+		}
+		for _, step := range []struct {
+			what string
+			do   func(int) error
+			dst  map[string][]float64
+		}{{"upgrade", upgrade, l.UpgradeRounds}, {"rollback", rollback, l.RollbackRounds}} {
+			t0 := time.Now()
+			if err := step.do(r); err != nil {
+				return fmt.Errorf("%s, round %d: %w", step.what, r+1, err)
+			}
+			step.dst[who] = append(step.dst[who], stepSince(t0))
+		}
+	}
+	l.Upgrade[who], l.Rollback[who] = median(l.UpgradeRounds[who]), median(l.RollbackRounds[who])
+	return nil
+}
+
+// median is the middle of xs (the mean of the two middle ones for an even count), 0 for
+// none.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(xs))
+	if n := len(s); n%2 == 0 {
+		return round2((s[n/2-1] + s[n/2]) / 2)
+	}
+	return s[len(s)/2]
 }
 
 func latest(ts []time.Time) time.Time {
@@ -762,8 +845,10 @@ func failures(items []item, errs []error) []string {
 	return out
 }
 
-// since is the seconds since t, to a tenth.
-func since(t time.Time) float64 { return secs(time.Since(t)) }
+// stepSince is the seconds since t, to the hundredth: a lifecycle step takes tenths.
+func stepSince(t time.Time) float64 {
+	return float64(time.Since(t).Round(10*time.Millisecond)) / float64(time.Second)
+}
 
 func secs(d time.Duration) float64 {
 	return float64(d.Round(100*time.Millisecond)) / float64(time.Second)
@@ -879,12 +964,17 @@ func writeReport(t *testing.T, s settings, rep *report) {
 		}
 	}
 	if l := rep.Lifecycle; l != nil {
-		fmt.Fprintf(&b, "| %s (health timeout %gs) | floor s | manager s | Helm s |\n", l.Package, l.HealthTimeout)
+		fmt.Fprintf(&b, "| %s (health timeout %gs; upgrade and rollback: median of %d) | floor s | manager s | Helm s |\n", l.Package, l.HealthTimeout, l.Rounds)
 		for _, row := range []struct {
 			name string
 			m    map[string]float64
 		}{{"install", l.Install}, {"upgrade", l.Upgrade}, {"rollback by hand", l.Rollback}, {"failed upgrade to old version serving", l.FailedUpgrade}} {
-			fmt.Fprintf(&b, "| %s | %.1f | %.1f | %.1f |\n", row.name, row.m["floor"], row.m["manager"], row.m["helm"])
+			fmt.Fprintf(&b, "| %s | %.2f | %.2f | %.2f |\n", row.name, row.m["floor"], row.m["manager"], row.m["helm"])
+		}
+		if l.Rounds > 1 {
+			for _, who := range []string{"floor", "manager", "helm"} {
+				fmt.Fprintf(&b, "%s, each of %d rounds (s): upgrade %v, rollback by hand %v\n", who, l.Rounds, l.UpgradeRounds[who], l.RollbackRounds[who])
+			}
 		}
 		fmt.Fprintf(&b, "manager's share of the failed upgrade beyond the floor: %.1f s\n", l.ManagerShare)
 	}

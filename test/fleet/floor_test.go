@@ -67,24 +67,29 @@ func (f *floor) install(ctx context.Context, it *item) error {
 // apply applies the item's CRDs and objects and waits for its Deployments: an install, or
 // an upgrade or rollback when another version of it runs.
 func (f *floor) apply(ctx context.Context, it *item) error {
+	applied := map[string]int64{}
 	for _, objs := range [][]*unstructured.Unstructured{it.CRDs, it.Objects} {
 		for _, o := range objs {
-			if err := applyRetrying(ctx, f.c, o.DeepCopy()); err != nil {
+			got, err := applyRetrying(ctx, f.c, o.DeepCopy())
+			if err != nil {
 				return fmt.Errorf("%s: %w", it.Package, err)
+			}
+			if got.GetKind() == "Deployment" {
+				applied[got.GetName()] = got.GetGeneration()
 			}
 		}
 	}
-	return f.wait(ctx, it.Namespace, it.Deployments)
+	return f.waitApplied(ctx, it.Namespace, it.Deployments, applied)
 }
 
 // applyRetrying applies o, retrying while its kind is not served yet (a custom resource
-// of a CRD applied a moment before).
-func applyRetrying(ctx context.Context, c client.Client, o *unstructured.Unstructured) error {
+// of a CRD applied a moment before); it returns o as the API server stored it.
+func applyRetrying(ctx context.Context, c client.Client, o *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	deadline := time.Now().Add(time.Minute)
 	for {
-		err := kubeapply.Apply(ctx, c, o)
+		got, err := kubeapply.ApplyAndGet(ctx, c, o)
 		if err == nil || time.Now().After(deadline) || !(meta.IsNoMatchError(err) || apierrors.IsNotFound(err)) {
-			return err
+			return got, err
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -93,12 +98,19 @@ func applyRetrying(ctx context.Context, c client.Client, o *unstructured.Unstruc
 // wait waits until every named Deployment of ns has rolled out: all replicas updated and
 // available, Available true, as the manager's health gate requires.
 func (f *floor) wait(ctx context.Context, ns string, names []string) error {
+	return f.waitApplied(ctx, ns, names, nil)
+}
+
+// waitApplied is wait for Deployments just applied, at the generations the apply
+// returned: until the informer has them, its copy is the version before, rolled out
+// already (an upgrade or rollback would then be timed at the apply alone).
+func (f *floor) waitApplied(ctx context.Context, ns string, names []string, generations map[string]int64) error {
 	deadline := time.Now().Add(10 * time.Minute)
 	for {
 		done := true
 		for _, n := range names {
 			d, err := f.deploy.Deployments(ns).Get(n)
-			if err != nil || !rolledOut(d) {
+			if err != nil || d.Generation < generations[n] || !rolledOut(d) {
 				done = false
 				break
 			}

@@ -292,9 +292,24 @@ func waitBlueprint(ctx context.Context, c client.Client, f *floor, it *item, pha
 				return f.wait(ctx, it.Namespace, it.Deployments)
 			}
 		}
-		time.Sleep(100 * time.Millisecond)
+		// Often: the floor and Helm wait on watches, and these steps take tenths of a
+		// second.
+		time.Sleep(20 * time.Millisecond)
 	}
 	return fmt.Errorf("%s/fleet: not %s at %s within %s (last: %s)", it.Namespace, phase, it.Version, timeout, last)
+}
+
+// waitObserved waits until the manager has seen the Subscription ns/fleet's latest spec.
+func waitObserved(ctx context.Context, c client.Client, ns string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		sub := &omv1.Subscription{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "fleet"}, sub); err == nil && sub.Status.ObservedGeneration == sub.Generation {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Errorf("%s/fleet: the Subscription's spec not observed within %s", ns, timeout)
 }
 
 // loggedWrites are the writes the manager logged (crashpoint.EnvLogWrites), in order, as

@@ -47,3 +47,20 @@ func TestMerge(t *testing.T) {
 		t.Errorf("a single run: %+v", one)
 	}
 }
+
+func TestMedian(t *testing.T) {
+	cases := []struct {
+		xs   []float64
+		want float64
+	}{
+		{nil, 0},
+		{[]float64{0.7}, 0.7},
+		{[]float64{0.9, 0.3, 0.5}, 0.5},
+		{[]float64{0.4, 0.1, 0.8, 0.6}, 0.5},
+	}
+	for _, c := range cases {
+		if got := median(c.xs); got != c.want {
+			t.Errorf("median(%v) = %v, want %v", c.xs, got, c.want)
+		}
+	}
+}
