@@ -56,6 +56,10 @@ import (
 	"github.com/operator-manager/operator-manager/test/harness"
 )
 
+// settled is how long after its fleet's last installation the manager's request
+// counters are read: its last status writes and events.
+const settled = 10 * time.Second
+
 func TestMain(m *testing.M) {
 	ctrllog.SetLogger(logr.Discard())
 	os.Exit(m.Run())
@@ -384,6 +388,9 @@ func runFloor(t *testing.T, c *harness.Cluster, s settings, items []item, fig *f
 	if life == nil {
 		return
 	}
+	// As long after the fleet as the manager's lifecycle starts (its settling and idle
+	// window): a cluster still busy with the fleet slows every step.
+	time.Sleep(settleBeforeLifecycle(s))
 	its := life.items
 	step := func(what string, it *item, dst map[string]float64) {
 		t0 := time.Now()
@@ -478,7 +485,7 @@ func runManager(t *testing.T, c *harness.Cluster, s settings, items []item, fig 
 		fig.ManagerSeconds = secs(last.Sub(start))
 		fig.ManagerP50, fig.ManagerP90 = quantile(start, done, 0.5), quantile(start, done, 0.9)
 	}
-	time.Sleep(10 * time.Second) // the last status writes and events of the fleet
+	time.Sleep(settled) // the last status writes and events of the fleet
 	settled, err := scrape(m)
 	if err != nil {
 		t.Fatal(err)
@@ -601,6 +608,9 @@ func runHelm(t *testing.T, c *harness.Cluster, s settings, bin, work string, ite
 	if life == nil {
 		return
 	}
+	// As long after the fleet as the manager's lifecycle starts (its settling and idle
+	// window): a cluster still busy with the fleet slows every step.
+	time.Sleep(settleBeforeLifecycle(s))
 	f, err := newFloor(c.Env.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -641,6 +651,10 @@ func runHelm(t *testing.T, c *harness.Cluster, s settings, bin, work string, ite
 	}
 	life.FailedUpgrade["helm"] = stepSince(t0)
 }
+
+// settleBeforeLifecycle is how long after its fleet each contestant's lifecycle starts:
+// the manager's starts after its settling (10 s) and idle window.
+func settleBeforeLifecycle(s settings) time.Duration { return settled + s.idle }
 
 // lifecycleItems render the sample cache-operator at 1.1.0, 1.2.0 and the broken 1.3.0.
 func lifecycleItems(samples *catalog.Catalog, rounds int) (*lifecycleFigures, error) {
