@@ -120,7 +120,17 @@ func (r *Reconciler) carryOut(ctx context.Context, s *scope) error {
 func (r *Reconciler) startCSV(ctx context.Context, s *scope, child, liveRV string, src *v1alpha1.ClusterServiceVersion,
 	plan []crdStep, repairs []omv1alpha1.CRDRepair) error {
 	w := s.work
-	r.recordProviders(ctx, s, plan, w.CSVName)
+	// The provider records on the CRDs the revision keeps as they are (a written CRD
+	// carried its record in its apply) are a record for people and for other
+	// installations' uninstalls, which the CSV does not wait for: written alongside the
+	// two steps below, not before them (a rollback by hand changes every record, one
+	// round trip each).
+	recorded := make(chan struct{})
+	go func() {
+		defer close(recorded)
+		r.recordProviders(ctx, s, plan, w.CSVName)
+	}()
+	defer func() { <-recorded }() // no goroutine outlives the reconcile
 	// Only now, past the checks, does the running version stop applying its objects: a
 	// blocked change leaves the cluster exactly as it was.
 	if err := r.freezeOthers(ctx, s, w.CSVName); err != nil {
@@ -130,6 +140,7 @@ func (r *Reconciler) startCSV(ctx context.Context, s *scope, child, liveRV strin
 	if err != nil {
 		return err
 	}
+	<-recorded // the records read the Blueprint's status, which following the CSV changes
 	r.children.Wrote(child, liveRV, applied.ResourceVersion, s.now)
 	return r.follow(ctx, s, applied)
 }

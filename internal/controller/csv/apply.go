@@ -68,27 +68,51 @@ func (r *Reconciler) apply(ctx context.Context, s *scope) (bool, error) {
 	if err != nil {
 		return true, err
 	}
-	inventory := make([]omv1alpha1.InventoryEntry, 0, len(s.objects))
-	for _, obj := range s.objects {
-		applied, err := kubeapply.ApplyAndGet(ctx, cl, obj)
-		if err != nil && r.replaceForNewSelector(ctx, s, cl, obj, err) {
+	// Each object's entry, by its place in the apply order, so the inventory keeps that
+	// order however the waves' applies come back.
+	entries := make([]*omv1alpha1.InventoryEntry, len(s.objects))
+	sofar := func() []omv1alpha1.InventoryEntry {
+		out := make([]omv1alpha1.InventoryEntry, 0, len(entries))
+		for _, e := range entries {
+			if e != nil {
+				out = append(out, *e)
+			}
+		}
+		return out
+	}
+	for _, wave := range waves(s.objects) {
+		results := applyWave(ctx, cl, s.objects, wave)
+		var failed error
+		var failedObj client.Object
+		for i, res := range results {
+			if res.err != nil {
+				if failed == nil {
+					failed, failedObj = res.err, s.objects[wave[i]]
+				}
+				continue
+			}
+			e := entryOf(res.obj)
+			entries[wave[i]] = &e
+			if res.obj.GetKind() == "Deployment" {
+				r.applied.set(res.obj.GetNamespace(), res.obj.GetName(), res.obj.GetUID(), res.obj.GetGeneration())
+			}
+		}
+		if failed == nil {
+			continue
+		}
+		// What was applied before the refusal (in this wave too) is recorded, so an
+		// uninstall or the removal of a failed install finds it all, cluster-scoped
+		// objects included.
+		st.Inventory = union(st.Inventory, sofar())
+		if r.replaceForNewSelector(ctx, s, cl, failedObj, failed) {
 			// The previous version's Deployment, whose selector cannot change, is being
 			// replaced; the apply is retried once it is gone.
-			st.Inventory = union(st.Inventory, inventory)
 			s.result = ctrl.Result{RequeueAfter: time.Second}
 			return true, nil
 		}
-		if err != nil {
-			// What was applied before the refusal is recorded, so an uninstall or the
-			// removal of a failed install finds it all, cluster-scoped objects included.
-			st.Inventory = union(st.Inventory, inventory)
-			return r.refused(s, err)
-		}
-		inventory = append(inventory, entryOf(applied))
-		if applied.GetKind() == "Deployment" {
-			r.applied.set(applied.GetNamespace(), applied.GetName(), applied.GetUID(), applied.GetGeneration())
-		}
+		return r.refused(s, failed)
 	}
+	inventory := sofar()
 	if err := r.prune(ctx, s, inventory); err != nil {
 		return true, err
 	}

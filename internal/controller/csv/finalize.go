@@ -85,60 +85,89 @@ func (r *Reconciler) deleteEntries(ctx context.Context, csv *omv1alpha1.ClusterS
 	if err != nil {
 		return 0, err
 	}
+	// Each entry is read, and deleted if still the CSV's, at once with the others (an
+	// installation's objects do not depend on each other's removal; what must go last
+	// comes in a later call): one after another, a retired version's ten objects took
+	// longer than the rollback to it that waited for them.
+	type outcome struct {
+		exists  bool // still there: deleted now or terminating
+		refusal string
+		err     error
+	}
+	outcomes := make([]outcome, len(entries))
+	inParallel(len(entries), func(i int) {
+		exists, err := r.deleteEntry(ctx, csv, cl, reader, entries[i])
+		if apierrors.IsForbidden(err) {
+			outcomes[i] = outcome{exists: exists, refusal: err.Error()}
+			return
+		}
+		outcomes[i] = outcome{exists: exists, err: err}
+	})
 	remaining := 0
 	var refusals []string
-	for _, e := range entries {
-		obj := &metav1.PartialObjectMetadata{}
-		obj.SetGroupVersionKind(schema.FromAPIVersionAndKind(e.APIVersion, e.Kind))
-		if err := reader.Get(ctx, client.ObjectKey{Namespace: e.Namespace, Name: e.Name}, obj); err != nil {
-			if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
-				continue
-			}
-			return remaining, err
+	for _, o := range outcomes {
+		if o.err != nil {
+			return remaining, o.err
 		}
-		if !ownedBy(obj, csv) {
-			continue // a newer version of the installation, or another one sharing it, took it over
+		if o.exists {
+			remaining++
 		}
-		if e.Namespace == "" {
-			// A cluster-scoped object the bundle names itself (a ClusterRole among its
-			// manifests) is shared by the installations of the package side by side: it
-			// goes to one still using it, and goes away with the last.
-			heir, err := r.sharer(ctx, csv, e)
-			if err != nil {
-				return remaining, err
-			}
-			if heir != nil {
-				if err := handOver(ctx, cl, obj, heir); err != nil {
-					return remaining, fmt.Errorf("handing %s %s over to %s/%s: %w", e.Kind, e.Name, heir.Namespace, heir.Name, err)
-				}
-				r.event(csv, false, "SharedObjectKept", "Kept %s %s: %s/%s installed it too and now owns it", e.Kind, e.Name, heir.Namespace, heir.Name)
-				continue
-			}
-		}
-		remaining++
-		if obj.GetDeletionTimestamp() != nil {
-			continue
-		}
-		// Deleted only as read: a newer version of the installation may take the object
-		// over (apply it with its own owner) between the read and the delete, and must
-		// not lose it. A conflict is looked at again on the next pass.
-		uid, rv := obj.GetUID(), obj.GetResourceVersion()
-		err := cl.Delete(ctx, obj, client.Preconditions{UID: &uid, ResourceVersion: &rv}, client.PropagationPolicy(metav1.DeletePropagationBackground))
-		if apierrors.IsConflict(err) {
-			continue
-		}
-		if err != nil && !apierrors.IsNotFound(err) {
-			if apierrors.IsForbidden(err) {
-				refusals = append(refusals, err.Error())
-				continue
-			}
-			return remaining, fmt.Errorf("deleting %s %s: %w", e.Kind, describeEntry(e), err)
+		if o.refusal != "" {
+			refusals = append(refusals, o.refusal)
 		}
 	}
 	if len(refusals) > 0 {
 		return remaining, fmt.Errorf("%s may not delete what it installed: %s", id, strings.Join(refusals, "; "))
 	}
 	return remaining, nil
+}
+
+// deleteEntry deletes one entry of the inventory if it still belongs to csv, and says
+// whether it still exists (deleted now or terminating). A refusal to delete it is
+// returned as the API server's Forbidden.
+func (r *Reconciler) deleteEntry(ctx context.Context, csv *omv1alpha1.ClusterServiceVersion, cl client.Client, reader client.Reader, e omv1alpha1.InventoryEntry) (bool, error) {
+	obj := &metav1.PartialObjectMetadata{}
+	obj.SetGroupVersionKind(schema.FromAPIVersionAndKind(e.APIVersion, e.Kind))
+	if err := reader.Get(ctx, client.ObjectKey{Namespace: e.Namespace, Name: e.Name}, obj); err != nil {
+		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("reading %s %s: %w", e.Kind, describeEntry(e), err)
+	}
+	if !ownedBy(obj, csv) {
+		return false, nil // a newer version of the installation, or another one sharing it, took it over
+	}
+	if e.Namespace == "" {
+		// A cluster-scoped object the bundle names itself (a ClusterRole among its
+		// manifests) is shared by the installations of the package side by side: it
+		// goes to one still using it, and goes away with the last.
+		heir, err := r.sharer(ctx, csv, e)
+		if err != nil {
+			return false, err
+		}
+		if heir != nil {
+			if err := handOver(ctx, cl, obj, heir); err != nil {
+				return false, fmt.Errorf("handing %s %s over to %s/%s: %w", e.Kind, e.Name, heir.Namespace, heir.Name, err)
+			}
+			r.event(csv, false, "SharedObjectKept", "Kept %s %s: %s/%s installed it too and now owns it", e.Kind, e.Name, heir.Namespace, heir.Name)
+			return false, nil
+		}
+	}
+	if obj.GetDeletionTimestamp() != nil {
+		return true, nil
+	}
+	// Deleted only as read: a newer version of the installation may take the object
+	// over (apply it with its own owner) between the read and the delete, and must
+	// not lose it. A conflict is looked at again on the next pass.
+	uid, rv := obj.GetUID(), obj.GetResourceVersion()
+	err := cl.Delete(ctx, obj, client.Preconditions{UID: &uid, ResourceVersion: &rv}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	switch {
+	case err == nil || apierrors.IsNotFound(err) || apierrors.IsConflict(err):
+		return true, nil
+	case apierrors.IsForbidden(err):
+		return true, err
+	}
+	return true, fmt.Errorf("deleting %s %s: %w", e.Kind, describeEntry(e), err)
 }
 
 // sharer is another live CSV of the same package whose inventory holds the same
