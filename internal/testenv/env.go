@@ -49,6 +49,10 @@ type Options struct {
 	// AggregatorRouting makes the API server call aggregated APIs (and webhooks) at their
 	// Service's endpoints rather than its cluster IP, which nothing routes here.
 	AggregatorRouting bool
+	// ControllerManagerArgs are extra flags of the full flavour's kube-controller-manager
+	// (for example --kube-api-qps, whose default of 20 requests a second all its
+	// controllers share here).
+	ControllerManagerArgs []string
 }
 
 // Env is a running control plane.
@@ -153,12 +157,13 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	}
 	if opts.Flavour == Full {
 		kc := e.Kubeconfig
-		if err := start("kube-controller-manager", binController,
-			"--kubeconfig="+kc, "--authentication-kubeconfig="+kc, "--authorization-kubeconfig="+kc,
-			"--leader-elect=false", "--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(ports[3]),
-			"--controllers=*,-serviceaccount-token", "--root-ca-file="+p.CAFile,
-			"--service-account-private-key-file="+p.SAKey, "--use-service-account-credentials=false",
-			"--concurrent-deployment-syncs=10", "--concurrent-replicaset-syncs=10"); err != nil {
+		kcmArgs := append([]string{
+			"--kubeconfig=" + kc, "--authentication-kubeconfig=" + kc, "--authorization-kubeconfig=" + kc,
+			"--leader-elect=false", "--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(ports[3]),
+			"--controllers=*,-serviceaccount-token", "--root-ca-file=" + p.CAFile,
+			"--service-account-private-key-file=" + p.SAKey, "--use-service-account-credentials=false",
+			"--concurrent-deployment-syncs=10", "--concurrent-replicaset-syncs=10"}, opts.ControllerManagerArgs...)
+		if err := start("kube-controller-manager", binController, kcmArgs...); err != nil {
 			return nil, err
 		}
 		if err := start("kube-scheduler", binScheduler,

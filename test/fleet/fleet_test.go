@@ -23,8 +23,10 @@
 // Environment: OPM_FLEET_N (comma-separated sizes; "all" is every head that installs on
 // its own), OPM_FLEET_IDLE (Go duration), OPM_FLEET_REPORT (JSON path), OPM_FLEET_CONCURRENCY
 // (how many installs the floor and Helm run at once; default 16), OPM_FLEET_MANAGER_ARGS
-// (extra flags of `operator-manager run`, space-separated), OPM_FLEET_ONLY (some of
-// floor,manager,helm), OPM_FLEET_PACKAGES (only these channel heads).
+// (extra flags of `operator-manager run`, space-separated), OPM_FLEET_CONTROLLER_MANAGER_ARGS
+// (extra flags of every cluster's kube-controller-manager), OPM_FLEET_ONLY (some of
+// floor,manager,helm), OPM_FLEET_PACKAGES (only these channel heads), OPM_FLEET_PAIRS,
+// OPM_FLEET_ROUNDS.
 package fleet
 
 import (
@@ -46,6 +48,7 @@ import (
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -71,7 +74,10 @@ type settings struct {
 	idle        time.Duration
 	concurrency int
 	managerArgs []string
-	report      string
+	// controllerManagerArgs are extra flags of every cluster's kube-controller-manager
+	// (OPM_FLEET_CONTROLLER_MANAGER_ARGS), for finding what a step waits on there.
+	controllerManagerArgs []string
+	report                string
 	// pprof, when set (OPM_FLEET_PPROF=DIR), saves the settled manager's heap profile there.
 	pprof string
 	// packages, when set (OPM_FLEET_PACKAGES=a,b), are the only heads installed.
@@ -139,6 +145,7 @@ func settingsFromEnv(t *testing.T) settings {
 		s.rounds = n
 	}
 	s.managerArgs = strings.Fields(os.Getenv("OPM_FLEET_MANAGER_ARGS"))
+	s.controllerManagerArgs = strings.Fields(os.Getenv("OPM_FLEET_CONTROLLER_MANAGER_ARGS"))
 	s.report = os.Getenv("OPM_FLEET_REPORT")
 	s.pprof = os.Getenv("OPM_FLEET_PPROF")
 	if v := os.Getenv("OPM_FLEET_PACKAGES"); v != "" {
@@ -234,6 +241,11 @@ type lifecycleFigures struct {
 	// UpgradeRounds and RollbackRounds are every round's seconds, in order.
 	UpgradeRounds  map[string][]float64 `json:"upgradeRounds"`
 	RollbackRounds map[string][]float64 `json:"rollbackRounds"`
+	// UpgradeSplit and RollbackSplit are the medians of each step's parts: before a
+	// Deployment changed, its rollout, and after (rolloutTimeline), so the installer's
+	// own time shows apart from its cluster's.
+	UpgradeSplit  map[string]phaseSplit `json:"upgradeSplit"`
+	RollbackSplit map[string]phaseSplit `json:"rollbackSplit"`
 	// FailedUpgrade runs from the upgrade to a version whose pods never become ready until
 	// the old version serves again. The floor's is the health timeout plus re-applying
 	// the old version and waiting for its rollout; the manager's share is its time beyond
@@ -276,8 +288,8 @@ func TestFleet(t *testing.T) {
 	}
 	rep := &report{Date: time.Now().UTC().Format(time.RFC3339), Machine: machine(),
 		Command: "OPM_FLEET_N=" + os.Getenv("OPM_FLEET_N") + " go test ./test/fleet -run TestFleet -v",
-		Settings: fmt.Sprintf("sizes %v (0 = all), idle window %s, floor and Helm %d installs at once, manager args %v",
-			s.sizes, s.idle, s.concurrency, s.managerArgs)}
+		Settings: fmt.Sprintf("sizes %v (0 = all), idle window %s, floor and Helm %d installs at once, manager args %v, controller-manager args %v",
+			s.sizes, s.idle, s.concurrency, s.managerArgs, s.controllerManagerArgs)}
 	for i, n := range s.sizes {
 		items, skipped, err := heads(cat, n, s.packages)
 		if err != nil {
@@ -309,13 +321,13 @@ func TestFleet(t *testing.T) {
 			floor := func() {
 				if s.runs("floor") {
 					t.Logf("fleet of %d channel heads (%.1f objects each): the floor (pair %d of %d)", len(items), fig.ObjectsPerInstall, r+1, s.pairs)
-					onCluster(t, func(c *harness.Cluster) { runFloor(t, c, s, items, &runs[r], pairLife) })
+					onCluster(t, s, func(c *harness.Cluster) { runFloor(t, c, s, items, &runs[r], pairLife) })
 				}
 			}
 			manager := func() {
 				if s.runs("manager") {
 					t.Logf("fleet of %d: the manager (pair %d of %d)", len(items), r+1, s.pairs)
-					onCluster(t, func(c *harness.Cluster) { runManager(t, c, s, items, &runs[r], pairLife) })
+					onCluster(t, s, func(c *harness.Cluster) { runManager(t, c, s, items, &runs[r], pairLife) })
 				}
 			}
 			// Alternated, so a drift of the machine's speed over the pairs favours neither.
@@ -330,7 +342,7 @@ func TestFleet(t *testing.T) {
 		fig.merge(runs)
 		if s.runs("helm") {
 			t.Logf("fleet of %d: Helm", len(items))
-			onCluster(t, func(c *harness.Cluster) { runHelm(t, c, s, helmBin, work, items, &fig, life) })
+			onCluster(t, s, func(c *harness.Cluster) { runHelm(t, c, s, helmBin, work, items, &fig, life) })
 		}
 		if fig.FloorSeconds > 0 {
 			fig.ManagerOverFloor = round2(fig.ManagerSeconds / fig.FloorSeconds)
@@ -354,11 +366,11 @@ func TestFleet(t *testing.T) {
 
 // onCluster starts a fresh full cluster, prepares it as the harness does, runs fn on it
 // and stops it.
-func onCluster(t *testing.T, fn func(*harness.Cluster)) {
+func onCluster(t *testing.T, s settings, fn func(*harness.Cluster)) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	e, err := testenv.Start(ctx, testenv.Options{Flavour: testenv.Full})
+	e, err := testenv.Start(ctx, testenv.Options{Flavour: testenv.Full, ControllerManagerArgs: s.controllerManagerArgs})
 	if err != nil {
 		t.Fatalf("starting a full cluster: %v", err)
 	}
@@ -400,7 +412,7 @@ func runFloor(t *testing.T, c *harness.Cluster, s settings, items []item, fig *f
 		dst["floor"] = stepSince(t0)
 	}
 	step("install", &its[0], life.Install)
-	if err := life.rounds("floor", nil, func(int) error { return f.install(ctx, &its[1]) },
+	if err := life.rounds(ctx, "floor", c.Env.Config, nil, func(int) error { return f.install(ctx, &its[1]) },
 		func(int) error { return f.install(ctx, &its[0]) }); err != nil {
 		t.Errorf("floor %v", err)
 	}
@@ -573,7 +585,7 @@ func runManager(t *testing.T, c *harness.Cluster, s settings, items []item, fig 
 		}
 		return waitBlueprint(ctx, c.Client, f, &its[0], omv1.BlueprintSucceeded, time.Minute)
 	}
-	if err := life.rounds("manager", again, upgrade, rollback); err != nil {
+	if err := life.rounds(ctx, "manager", c.Env.Config, again, upgrade, rollback); err != nil {
 		t.Fatalf("manager %v\n%s", err, m.LogTail(4000))
 	}
 	t0 = time.Now()
@@ -634,7 +646,7 @@ func runHelm(t *testing.T, c *harness.Cluster, s settings, bin, work string, ite
 	timed(life.Install, "install", "fleet", lc[0], "-n", ns, "--create-namespace", "--wait=watcher", "--timeout", "5m")
 	// Rolled back to the release before, as the manager's rollback goes to the newest
 	// good revision before.
-	if err := life.rounds("helm", nil,
+	if err := life.rounds(ctx, "helm", c.Env.Config, nil,
 		func(int) error {
 			return h.run(ctx, "upgrade", "fleet", lc[1], "-n", ns, "--wait=watcher", "--timeout", "5m")
 		},
@@ -660,7 +672,8 @@ func settleBeforeLifecycle(s settings) time.Duration { return settled + s.idle }
 func lifecycleItems(samples *catalog.Catalog, rounds int) (*lifecycleFigures, error) {
 	life := &lifecycleFigures{Package: "cache-operator (samples)", timeout: 30 * time.Second, Rounds: rounds,
 		Install: map[string]float64{}, Upgrade: map[string]float64{}, Rollback: map[string]float64{}, FailedUpgrade: map[string]float64{},
-		UpgradeRounds: map[string][]float64{}, RollbackRounds: map[string][]float64{}}
+		UpgradeRounds: map[string][]float64{}, RollbackRounds: map[string][]float64{},
+		UpgradeSplit: map[string]phaseSplit{}, RollbackSplit: map[string]phaseSplit{}}
 	life.HealthTimeout = life.timeout.Seconds()
 	for _, v := range []string{"1.1.0", "1.2.0", "1.3.0"} {
 		b, ch, err := bundleAt(samples, "cache-operator", v)
@@ -678,8 +691,16 @@ func lifecycleItems(samples *catalog.Catalog, rounds int) (*lifecycleFigures, er
 
 // rounds upgrades the lifecycle operator and rolls it back by hand Rounds times, timing
 // each step, and records every time and the medians under who. An error ends the rounds.
-// before, when not nil, readies each round, untimed.
-func (l *lifecycleFigures) rounds(who string, before, upgrade, rollback func(round int) error) error {
+// before, when not nil, readies each round, untimed. The lifecycle's Deployments in cfg's
+// cluster are watched meanwhile, to split each step (rolloutTimeline).
+func (l *lifecycleFigures) rounds(ctx context.Context, who string, cfg *rest.Config, before, upgrade, rollback func(round int) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	tl, err := watchRollouts(ctx, cfg, l.items[0].Namespace)
+	if err != nil {
+		return fmt.Errorf("watching the Deployments: %w", err)
+	}
+	splits := map[string][]phaseSplit{}
 	for r := range l.Rounds {
 		if before != nil {
 			if err := before(r); err != nil {
@@ -695,10 +716,22 @@ func (l *lifecycleFigures) rounds(who string, before, upgrade, rollback func(rou
 			if err := step.do(r); err != nil {
 				return fmt.Errorf("%s, round %d: %w", step.what, r+1, err)
 			}
+			end := time.Now()
 			step.dst[who] = append(step.dst[who], stepSince(t0))
+			// The watch's last events may trail the step's end by moments.
+			time.Sleep(20 * time.Millisecond)
+			if sp, ok := tl.split(t0, end); ok {
+				splits[step.what] = append(splits[step.what], sp)
+			}
 		}
 	}
 	l.Upgrade[who], l.Rollback[who] = median(l.UpgradeRounds[who]), median(l.RollbackRounds[who])
+	if len(splits["upgrade"]) > 0 {
+		l.UpgradeSplit[who] = medianSplit(splits["upgrade"])
+	}
+	if len(splits["rollback"]) > 0 {
+		l.RollbackSplit[who] = medianSplit(splits["rollback"])
+	}
 	return nil
 }
 
@@ -988,6 +1021,16 @@ func writeReport(t *testing.T, s settings, rep *report) {
 		if l.Rounds > 1 {
 			for _, who := range []string{"floor", "manager", "helm"} {
 				fmt.Fprintf(&b, "%s, each of %d rounds (s): upgrade %v, rollback by hand %v\n", who, l.Rounds, l.UpgradeRounds[who], l.RollbackRounds[who])
+			}
+		}
+		for _, who := range []string{"floor", "manager", "helm"} {
+			for _, st := range []struct {
+				what  string
+				split map[string]phaseSplit
+			}{{"upgrade", l.UpgradeSplit}, {"rollback by hand", l.RollbackSplit}} {
+				if sp, ok := st.split[who]; ok {
+					fmt.Fprintf(&b, "%s %s, median parts (s): %.2f until the Deployment changed, %.2f its rollout, %.2f after\n", who, st.what, sp.Before, sp.Rollout, sp.After)
+				}
 			}
 		}
 		fmt.Fprintf(&b, "manager's share of the failed upgrade beyond the floor: %.1f s\n", l.ManagerShare)
