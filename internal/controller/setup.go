@@ -64,7 +64,7 @@ func setup(mgr ctrl.Manager, o manager.Options) error {
 	if err != nil {
 		return err
 	}
-	if err := (&subscription.Reconciler{Client: c, Recorder: rec, Catalogs: store, DefaultCatalog: defaultCatalog, KubeVersion: kube,
+	if err := (&subscription.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: rec, Catalogs: store, DefaultCatalog: defaultCatalog, KubeVersion: kube,
 		Workers: w.Subscription}).SetupWithManager(mgr); err != nil {
 		return err
 	}

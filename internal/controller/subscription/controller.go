@@ -40,9 +40,13 @@ import (
 
 // Reconciler reconciles Subscriptions.
 type Reconciler struct {
-	Client   client.Client
-	Recorder events.EventRecorder
-	Catalogs *catalogsource.Store
+	Client client.Client
+	// APIReader confirms, uncached, a CatalogSource the cache does not hold: one created
+	// a moment before the Subscription naming it may not be in the cache yet, and "does
+	// not exist" is a warning a person acts on. nil: the cache's word is final.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+	Catalogs  *catalogsource.Store
 	// DefaultCatalog is the CatalogSource used when spec.catalog is empty.
 	DefaultCatalog types.NamespacedName
 	// KubeVersion returns the cluster's version for minKubeVersion checks (zero: unknown).
@@ -334,7 +338,11 @@ func (r *Reconciler) catalogWait(ctx context.Context, sub *omv1.Subscription, er
 	}
 	key := r.catalogOf(sub)
 	cs := &omv1.CatalogSource{}
-	if err := r.Client.Get(ctx, key, cs); err != nil {
+	err = r.Client.Get(ctx, key, cs)
+	if apierrors.IsNotFound(err) && r.APIReader != nil {
+		err = r.APIReader.Get(ctx, key, cs)
+	}
+	if err != nil {
 		if !apierrors.IsNotFound(err) {
 			return nil, err
 		}
