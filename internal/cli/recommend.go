@@ -14,15 +14,17 @@ import (
 
 // recommendation is `recommend -o json|yaml`.
 type recommendation struct {
-	Package     string               `json:"package"`
-	Channel     string               `json:"channel"`
-	KubeVersion string               `json:"kubeVersion"`
-	Installed   string               `json:"installed,omitempty"`
-	Recommended string               `json:"recommended,omitempty"`
-	Version     string               `json:"version,omitempty"`
-	Path        []string             `json:"path,omitempty"`
-	Installs    []string             `json:"installs,omitempty"`
-	PassedOver  []resolve.PassedOver `json:"passedOver"`
+	Package     string   `json:"package"`
+	Channel     string   `json:"channel"`
+	KubeVersion string   `json:"kubeVersion"`
+	Installed   string   `json:"installed,omitempty"`
+	Recommended string   `json:"recommended,omitempty"`
+	Version     string   `json:"version,omitempty"`
+	Path        []string `json:"path,omitempty"`
+	Installs    []string `json:"installs,omitempty"`
+	// MetBy are the dependencies already met, each with the installation meeting it.
+	MetBy      []string             `json:"metBy,omitempty"`
+	PassedOver []resolve.PassedOver `json:"passedOver"`
 	// Permissions is the RBAC the recommended version would be granted in this
 	// namespace, before anything is created.
 	Permissions []grant `json:"permissions,omitempty"`
@@ -83,6 +85,13 @@ before anything is created.`,
 					for _, s := range rec.Plan.Install {
 						doc.Installs = append(doc.Installs, s.CSVName+" ("+s.Reason+")")
 					}
+					for _, s := range rec.Plan.Satisfied {
+						met := s.Requirement + " (required by " + s.RequiredBy + "): installed " + s.CSVName
+						if s.ServedFrom != "" {
+							met += ", run for this namespace by Subscription " + s.ServedFrom
+						}
+						doc.MetBy = append(doc.MetBy, met)
+					}
 				}
 			}
 			return out.print(cmd.OutOrStdout(), doc, func(tw *tabwriter.Writer) {
@@ -94,6 +103,9 @@ before anything is created.`,
 				}
 				for _, d := range doc.Installs {
 					fmt.Fprintf(tw, "With dependency:\t%s\n", d)
+				}
+				for _, d := range doc.MetBy {
+					fmt.Fprintf(tw, "Dependency met:\t%s\n", d)
 				}
 				if len(doc.Permissions) > 0 {
 					printGrants(tw, doc.Permissions)

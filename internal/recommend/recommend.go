@@ -1,17 +1,19 @@
 // Package recommend answers what `operator-manager recommend` and the console say about a
 // package for one namespace of a cluster: the newest version that fits (its minKubeVersion
-// met, its dependencies resolved against what the namespace runs, its CRDs passing the
-// preflight against the live cluster), the newer versions passed over with their reasons,
-// and the RBAC the recommended version would be granted.
+// met, its dependencies resolved against what the namespace runs or another namespace runs
+// for it, its CRDs passing the preflight against the live cluster), the newer versions
+// passed over with their reasons, and the RBAC the recommended version would be granted.
 package recommend
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/blang/semver/v4"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -22,6 +24,7 @@ import (
 	"github.com/operator-manager/operator-manager/internal/crdrepair"
 	"github.com/operator-manager/operator-manager/internal/crdsafety"
 	"github.com/operator-manager/operator-manager/internal/grants"
+	"github.com/operator-manager/operator-manager/internal/render"
 	"github.com/operator-manager/operator-manager/internal/resolve"
 )
 
@@ -106,8 +109,9 @@ func KubeVersion(cfg *rest.Config) (semver.Version, error) {
 	return semver.Version{Major: v.Major, Minor: v.Minor, Patch: v.Patch}, nil
 }
 
-// InstalledInNamespace lists what the namespace's Subscriptions run, and the installed
-// version of pkg when there is one.
+// InstalledInNamespace lists what the namespace's Subscriptions run, and what other
+// namespaces run for it (servedFromElsewhere), and the installed version of pkg in the
+// namespace when there is one.
 func InstalledInNamespace(ctx context.Context, c client.Client, ns string, cat *catalog.Catalog, pkg string) ([]resolve.Installed, *resolve.Installed, error) {
 	bps := &omv1.BlueprintList{}
 	if err := c.List(ctx, bps, client.InNamespace(ns)); err != nil {
@@ -131,7 +135,55 @@ func InstalledInNamespace(ctx context.Context, c client.Client, ns string, cat *
 			from = &out[len(out)-1]
 		}
 	}
-	return out, from, nil
+	elsewhere, err := servedFromElsewhere(ctx, c, ns, cat)
+	if err != nil {
+		return nil, nil, err
+	}
+	return append(out, elsewhere...), from, nil
+}
+
+// servedFromElsewhere lists the installations of other namespaces whose operator watches
+// ns (all namespaces, or ns among their targets), as the manager's resolution counts them
+// (resolve.Installed.ServedFrom): their APIs are served in ns already. The install modes
+// come from cat; an installation whose CSV cat does not hold, or a person who may not
+// list Subscriptions and Blueprints of every namespace, leaves them out.
+func servedFromElsewhere(ctx context.Context, c client.Client, ns string, cat *catalog.Catalog) ([]resolve.Installed, error) {
+	subs, bps := &omv1.SubscriptionList{}, &omv1.BlueprintList{}
+	for _, list := range []client.ObjectList{subs, bps} {
+		if err := c.List(ctx, list); err != nil {
+			if apierrors.IsForbidden(err) {
+				return nil, nil
+			}
+			return nil, err
+		}
+	}
+	running := map[client.ObjectKey]*omv1.Blueprint{}
+	for i := range bps.Items {
+		running[client.ObjectKeyFromObject(&bps.Items[i])] = &bps.Items[i]
+	}
+	var out []resolve.Installed
+	for i := range subs.Items {
+		sub := &subs.Items[i]
+		bp := running[client.ObjectKeyFromObject(sub)]
+		if sub.Namespace == ns || bp == nil || bp.Status.CurrentCSV == "" || !sub.DeletionTimestamp.IsZero() {
+			continue
+		}
+		b := cat.BundleByCSV(bp.Status.CurrentCSV)
+		v, err := semver.ParseTolerant(bp.Status.CurrentVersion)
+		if b == nil || err != nil {
+			continue
+		}
+		targets, err := render.TargetNamespaces(b.InstallModes, sub.Namespace, sub.Spec.TargetNamespaces)
+		if err != nil || (targets != nil && !slices.Contains(targets, ns)) {
+			continue
+		}
+		in := resolve.Installed{Package: bp.Spec.Package, Version: v, CSVName: bp.Status.CurrentCSV, ServedFrom: sub.Namespace + "/" + sub.Name}
+		for _, o := range b.OwnedCRDs {
+			in.Provides = append(in.Provides, o.GVK())
+		}
+		out = append(out, in)
+	}
+	return out, nil
 }
 
 // Preflight runs the CRD preflight of a bundle against the live cluster. The storage

@@ -100,13 +100,13 @@ func (s *search) packageOptions(r *requirement, f *failure) []option {
 func (s *search) installedOptions(r *requirement, in *Installed, f *failure) []option {
 	opts := []option{{in: in}} // keeping it comes first
 	if r.rng.Contains(in.Version) {
-		if in.Pinned {
+		if in.fixed() != "" {
 			return opts // its Subscription fixes it: nothing else to offer
 		}
 	} else {
 		opts[0].why = "is out of range"
-		if in.Pinned {
-			opts[0].why += ", and its Subscription pins that version"
+		if why := in.fixed(); why != "" {
+			opts[0].why += ", and " + why
 			return opts
 		}
 	}
@@ -188,6 +188,9 @@ func (s *search) gvkOptions(r *requirement, f *failure) []option {
 			o := bundleOption(b, cat.Catalog.Package(b.Package), cat.Name)
 			if in := s.installed[b.Package]; in != nil {
 				switch {
+				case in.ServedFrom != "":
+					refuse(b, "refused: installed "+in.CSVName+" is kept: "+in.fixed(), nil)
+					continue
 				case in.Pinned:
 					refuse(b, "refused: installed "+in.CSVName+" is pinned by its Subscription", nil)
 					continue
@@ -319,6 +322,8 @@ func (c *choice) describe() string {
 	switch {
 	case c.root:
 		return "the operator being installed"
+	case c.bundle == nil && c.installed.ServedFrom != "":
+		return "installed, running for this namespace from Subscription " + c.installed.ServedFrom
 	case c.bundle == nil && c.installed.Pinned:
 		return "installed and pinned by its Subscription"
 	case c.bundle == nil:

@@ -53,6 +53,23 @@ type Installed struct {
 	// Pinned says its own Subscription fixes its version (a startingCSV or an exact
 	// version), so a resolution must not plan an upgrade of it.
 	Pinned bool
+	// ServedFrom, when set, is the Subscription ("namespace/name") of an installation in
+	// another namespace whose operator watches the one being resolved for (all
+	// namespaces, or it among its targets). Its APIs are served there already, and only
+	// its own Subscription changes it: a resolution keeps it as it is, like a pinned one.
+	ServedFrom string
+}
+
+// fixed says why a resolution may not change an installed operator ("" when it may), as
+// a clause for messages.
+func (in *Installed) fixed() string {
+	switch {
+	case in.ServedFrom != "":
+		return "it runs for this namespace from Subscription " + in.ServedFrom + ", which alone changes it"
+	case in.Pinned:
+		return "its Subscription pins that version"
+	}
+	return ""
 }
 
 // Request is what Resolve needs: the bundle already chosen for a Subscription, where
@@ -100,6 +117,9 @@ type Satisfied struct {
 	Package string
 	Version semver.Version
 	CSVName string
+	// ServedFrom is the installed operator's Subscription when it runs in another
+	// namespace (Installed.ServedFrom).
+	ServedFrom string
 }
 
 // Plan is the answer of Resolve.
@@ -190,7 +210,8 @@ func (s *search) plan() *Plan {
 			continue // cannot happen after a successful search
 		}
 		if by.bundle == nil {
-			sat := Satisfied{Requirement: r.constraint(), RequiredBy: r.by.csv, Package: by.pkg, Version: by.version, CSVName: by.csv}
+			sat := Satisfied{Requirement: r.constraint(), RequiredBy: r.by.csv, Package: by.pkg, Version: by.version, CSVName: by.csv,
+				ServedFrom: by.installed.ServedFrom}
 			if key := sat.Requirement + "\x00" + sat.RequiredBy + "\x00" + sat.CSVName; !seen[key] {
 				seen[key] = true
 				p.Satisfied = append(p.Satisfied, sat)

@@ -51,7 +51,11 @@ func summary(p *Plan) []string {
 		out = append(out, line)
 	}
 	for _, s := range p.Satisfied {
-		out = append(out, fmt.Sprintf("satisfied %s of %s by %s", s.Requirement, s.RequiredBy, s.CSVName))
+		line := fmt.Sprintf("satisfied %s of %s by %s", s.Requirement, s.RequiredBy, s.CSVName)
+		if s.ServedFrom != "" {
+			line += " from " + s.ServedFrom
+		}
+		out = append(out, line)
 	}
 	return out
 }
@@ -215,6 +219,11 @@ func TestResolveInstalled(t *testing.T) {
 	pinned.Pinned = true
 	pinnedWidget := installed("widget", "1.0.0", "main")
 	pinnedWidget.Pinned = true
+	// Installed in another namespace, watching this one: kept as it is, pinned or not.
+	elsewhere := func(in Installed) Installed {
+		in.ServedFrom = "shared/db"
+		return in
+	}
 	runResolveCases(t, testCatalogs(t), []resolveCase{
 		{name: "installed version in range is kept", root: "web.v1.0.0",
 			installed: []Installed{installed("db", "1.0.0", "main"), installed("other", "1.0.0", "main")},
@@ -227,6 +236,19 @@ func TestResolveInstalled(t *testing.T) {
 		{name: "pinned installed version", root: "web.v1.0.0", installed: []Installed{pinned},
 			wantErr: "cannot install web.v1.0.0: web.v1.0.0 requires olm.package db >=1.0.0 <2.0.0, and no candidate fits: " +
 				"installed db.v0.9.0 is out of range, and its Subscription pins that version. Catalogs searched: main (priority 0)."},
+		{name: "installation of another namespace watching this one meets it", root: "web.v1.0.0",
+			installed: []Installed{elsewhere(installed("db", "1.0.0", "main"))},
+			want:      []string{"satisfied olm.package db >=1.0.0 <2.0.0 of web.v1.0.0 by db.v1.0.0 from shared/db"}},
+		{name: "installation of another namespace out of range is not upgraded from here", root: "web.v1.0.0",
+			installed: []Installed{elsewhere(installed("db", "0.9.0", "main"))},
+			wantErr: "cannot install web.v1.0.0: web.v1.0.0 requires olm.package db >=1.0.0 <2.0.0, and no candidate fits: " +
+				"installed db.v0.9.0 is out of range, and it runs for this namespace from Subscription shared/db, which alone changes it. " +
+				"Catalogs searched: main (priority 0)."},
+		{name: "installation of another namespace not upgraded to provide a gvk", root: "gearbox.v1.0.0",
+			installed: []Installed{elsewhere(installed("widget", "1.0.0", "main"))},
+			wantErr: "cannot install gearbox.v1.0.0: gearbox.v1.0.0 requires olm.gvk Gear.v1.widget.example.com, and no candidate fits: " +
+				"widget 2.0.0 (catalog main) is refused: installed widget.v1.0.0 is kept: it runs for this namespace from Subscription shared/db, which alone changes it. " +
+				"Catalogs searched: main (priority 0)."},
 		{name: "installed version with no upgrade in range", root: "web.v1.0.0", installed: []Installed{installed("db", "2.0.0", "main")},
 			wantErr: "cannot install web.v1.0.0: web.v1.0.0 requires olm.package db >=1.0.0 <2.0.0, and no candidate fits: " +
 				"installed db.v2.0.0 is out of range, and no upgrade of it is in range. Catalogs searched: main (priority 0)."},

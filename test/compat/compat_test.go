@@ -17,8 +17,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -91,17 +93,32 @@ func TestCompatibility(t *testing.T) {
 		}
 	}
 	results := make([]result, len(pkgs))
-	sem := make(chan struct{}, concurrency)
-	var wg sync.WaitGroup
-	for i, p := range pkgs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			results[i] = run(t, cat, p, walk)
-		}()
+	// The packages others depend on are installed (walked) first, each to its end, then
+	// the rest: an installation watching all namespaces meets its dependents in every
+	// namespace, and the order of a run no longer decides whether a provider's own
+	// Subscription comes before the dependency Subscription a dependent would make for it
+	// (which its own is then refused next to, as a second installation watching all
+	// namespaces).
+	first := providers(cat, pkgs, walk)
+	if len(first) > 0 {
+		t.Logf("installed first, since others depend on them: %s", strings.Join(slices.Sorted(maps.Keys(first)), ", "))
 	}
-	wg.Wait()
+	for _, phase := range []bool{true, false} {
+		sem := make(chan struct{}, concurrency)
+		var wg sync.WaitGroup
+		for i, p := range pkgs {
+			if first[p.Name] != phase {
+				continue
+			}
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				results[i] = run(t, cat, p, walk)
+			}()
+		}
+		wg.Wait()
+	}
 	report(t, results, walk)
 	if os.Getenv("OPM_COMPAT_PACKAGES") != "all" {
 		for _, r := range results {
@@ -110,6 +127,49 @@ func TestCompatibility(t *testing.T) {
 			}
 		}
 	}
+}
+
+// providers are the packages of pkgs that another package of pkgs depends on, by package
+// (olm.package) or by API (olm.gvk, a required CRD), in the versions the run installs (the
+// head, or every version of the default channel when walking).
+func providers(cat *catalog.Catalog, pkgs []*catalog.Package, walk bool) map[string]bool {
+	in := map[string]bool{}
+	for _, p := range pkgs {
+		in[p.Name] = true
+	}
+	out := map[string]bool{}
+	need := func(pkg, by string) {
+		if pkg != by && in[pkg] {
+			out[pkg] = true
+		}
+	}
+	byAPI := func(g catalog.GVK, by string) {
+		for _, b := range cat.ProvidersOf(g) {
+			need(b.Package, by)
+		}
+	}
+	for _, p := range pkgs {
+		ch := p.Channel(p.DefaultChannel)
+		if ch == nil {
+			continue
+		}
+		for i, e := range ch.Entries {
+			if i > 0 && !walk {
+				break
+			}
+			for _, d := range e.Bundle.Dependencies {
+				if d.Type == catalog.DependencyPackage {
+					need(d.Package, p.Name)
+				} else {
+					byAPI(d.GVK, p.Name)
+				}
+			}
+			for _, r := range e.Bundle.RequiredCRDs {
+				byAPI(r.GVK(), p.Name)
+			}
+		}
+	}
+	return out
 }
 
 // run installs one package in its own namespace: its head, or each version of its

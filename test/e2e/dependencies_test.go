@@ -118,3 +118,84 @@ spec: {package: node-healthcheck-operator}
 		t.Errorf("dependencies = %+v", bp.Spec.Dependencies)
 	}
 }
+
+// TestDependencyServedFromAnotherNamespace: an operator installed in one namespace and
+// watching all of them meets a dependency on it in any namespace, as OLM's global
+// operators do. Nothing is installed a second time (a second installation would overlap
+// the first, which the conflict check refuses, and the dependent waited on it forever);
+// the Blueprint names the installation that meets it, and so does `recommend`. Out of
+// range, the dependent is Unsatisfiable naming that installation, and nothing is created,
+// until that installation is upgraded into range.
+func TestDependencyServedFromAnotherNamespace(t *testing.T) {
+	shared, early, late := "deps-shared", "deps-early", "deps-late"
+	for _, ns := range []string{shared, early, late} {
+		newNamespace(t, ns)
+	}
+	// No spec.targetNamespaces: cache-operator supports AllNamespaces, so it watches all.
+	applyYAML(t, shared, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache}
+spec: {package: cache-operator, version: 1.0.0, catalog: samples}
+`)
+	waitRunning(t, shared, "cache", "cache-operator.v1.0.0")
+
+	// backup-operator needs cache-operator >=1.1.0 <1.3.0: 1.0.0 runs for every namespace,
+	// and only its own Subscription may change it.
+	backup := func(ns string) {
+		applyYAML(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: backup}
+spec: {package: backup-operator, version: 0.2.0, catalog: samples, targetNamespaces: [`+ns+`]}
+`)
+	}
+	onlyBackup := func(ns string) {
+		t.Helper()
+		subs := &omv1.SubscriptionList{}
+		if err := k8s.List(ctx(), subs, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		if len(subs.Items) != 1 {
+			t.Errorf("%d Subscriptions in %s, want backup alone (a second cache-operator was planned)", len(subs.Items), ns)
+		}
+	}
+	backup(early)
+	eventually(t, time.Minute, "unsatisfiable", func() bool {
+		return condition(getSub(t, early, "backup").Status.Conditions, omv1.ConditionResolved).Reason == "Unsatisfiable"
+	}, describeSub(t, early, "backup"))
+	c := condition(getSub(t, early, "backup").Status.Conditions, omv1.ConditionResolved)
+	for _, want := range []string{"cache-operator.v1.0.0 is out of range", "Subscription " + shared + "/cache"} {
+		if !strings.Contains(c.Message, want) {
+			t.Errorf("Resolved message lacks %q: %s", want, c.Message)
+		}
+	}
+	t.Logf("unsatisfiable message: %s", c.Message)
+	onlyBackup(early)
+
+	// Upgraded where it runs, it meets the dependency of a new installation.
+	sub := getSub(t, shared, "cache")
+	patch := client.MergeFrom(sub.DeepCopy())
+	sub.Spec.Version = "1.2.0"
+	if err := k8s.Patch(ctx(), sub, patch); err != nil {
+		t.Fatal(err)
+	}
+	waitRunning(t, shared, "cache", "cache-operator.v1.2.0")
+	// recommend says the same before anything is created.
+	out, err := cli("recommend", sampleDir, "backup-operator", "-n", late)
+	if err != nil || !strings.Contains(out, "Dependency met:") || !strings.Contains(out, "installed cache-operator.v1.2.0, run for this namespace by Subscription "+shared+"/cache") ||
+		strings.Contains(out, "With dependency:") {
+		t.Errorf("recommend in %s: %v\n%s", late, err, out)
+	}
+	backup(late)
+	// The one refused before is looked at again once the upgrade ends, and installs too.
+	for _, ns := range []string{late, early} {
+		waitRunning(t, ns, "backup", "backup-operator.v0.2.0")
+		onlyBackup(ns)
+		bp := getBlueprint(t, ns, "backup")
+		if len(bp.Spec.Dependencies) != 1 || bp.Spec.Dependencies[0].CSVName != "cache-operator.v1.2.0" ||
+			!strings.Contains(bp.Spec.Dependencies[0].Reason, "Subscription "+shared+"/cache runs for this namespace") {
+			t.Errorf("%s: Blueprint dependencies = %+v", ns, bp.Spec.Dependencies)
+		}
+	}
+}

@@ -224,23 +224,35 @@ func (r *Reconciler) bundleOf(sub *omv1.Subscription) (*catalog.Bundle, string) 
 }
 
 // refusedByConflict maps a change of any Subscription to the Subscriptions refused for a
-// conflict, which it may have resolved (by going, or by changing its target namespaces).
+// conflict, which it may have resolved (by going, or by changing its target namespaces),
+// and to those whose dependencies could not be met, which it may now meet (a Subscription
+// of another namespace watching theirs, upgraded into range: its status changes when the
+// upgrade ends).
 func (r *Reconciler) refusedByConflict(ctx context.Context, obj client.Object) []reconcile.Request {
-	list := &omv1.SubscriptionList{}
-	if err := r.Client.List(ctx, list, client.MatchingFields{IndexRefusedForConflict: "true"}); err != nil {
-		return nil
-	}
 	var out []reconcile.Request
-	for i := range list.Items {
-		s := &list.Items[i]
-		if s.Namespace == obj.GetNamespace() && s.Name == obj.GetName() {
-			continue
+	for _, index := range []string{IndexRefusedForConflict, IndexUnsatisfiable} {
+		list := &omv1.SubscriptionList{}
+		if err := r.Client.List(ctx, list, client.MatchingFields{index: "true"}); err != nil {
+			return nil
 		}
-		if refusedForConflict(s) {
-			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(s)})
+		for i := range list.Items {
+			s := &list.Items[i]
+			if s.Namespace == obj.GetNamespace() && s.Name == obj.GetName() {
+				continue
+			}
+			if refusedForConflict(s) || unsatisfiable(s) {
+				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(s)})
+			}
 		}
 	}
 	return out
+}
+
+// unsatisfiable reports whether a Subscription's last word is that its dependencies
+// cannot be met.
+func unsatisfiable(s *omv1.Subscription) bool {
+	c := meta.FindStatusCondition(s.Status.Conditions, omv1.ConditionResolved)
+	return c != nil && c.Status == metav1.ConditionFalse && c.Reason == resolve.ReasonUnsatisfiable
 }
 
 // Cache indexes of Subscriptions, so that a pass of one Subscription reads the few others
@@ -251,6 +263,8 @@ const (
 	// IndexRefusedForConflict is "true" for a Subscription refused because another
 	// installation is in its way.
 	IndexRefusedForConflict = "operator-manager.domain/refused-for-conflict"
+	// IndexUnsatisfiable is "true" for a Subscription whose dependencies cannot be met.
+	IndexUnsatisfiable = "operator-manager.domain/unsatisfiable"
 )
 
 // packageUnnamed stands for "names no package" in IndexPackage: such a Subscription's
@@ -272,6 +286,13 @@ func indexRefusedForConflict(obj client.Object) []string {
 	return nil
 }
 
+func indexUnsatisfiable(obj client.Object) []string {
+	if unsatisfiable(obj.(*omv1.Subscription)) {
+		return []string{"true"}
+	}
+	return nil
+}
+
 // AddIndexes registers the Subscription indexes with the manager's cache.
 func AddIndexes(ctx context.Context, indexer client.FieldIndexer) error {
 	if err := indexer.IndexField(ctx, &omv1.Subscription{}, IndexPackage, indexPackage); err != nil {
@@ -279,6 +300,9 @@ func AddIndexes(ctx context.Context, indexer client.FieldIndexer) error {
 	}
 	if err := indexer.IndexField(ctx, &omv1.Subscription{}, IndexRefusedForConflict, indexRefusedForConflict); err != nil {
 		return fmt.Errorf("indexing Subscriptions refused for a conflict: %w", err)
+	}
+	if err := indexer.IndexField(ctx, &omv1.Subscription{}, IndexUnsatisfiable, indexUnsatisfiable); err != nil {
+		return fmt.Errorf("indexing unsatisfiable Subscriptions: %w", err)
 	}
 	return nil
 }

@@ -76,8 +76,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&omv1.Subscription{}).
 		Owns(&omv1.Blueprint{}).
 		Watches(&omv1.CatalogSource{}, handler.EnqueueRequestsFromMapFunc(r.subscriptionsOfCatalog)).
-		// A refused installation is looked at again when another Subscription changes or
-		// goes: the one it conflicted with may have made room.
+		// A refused or unsatisfiable installation is looked at again when another
+		// Subscription changes or goes: the one it conflicted with may have made room, or
+		// one it depends on come into range.
 		Watches(&omv1.Subscription{}, handler.EnqueueRequestsFromMapFunc(r.refusedByConflict)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.Workers)}).
 		Named("subscription").

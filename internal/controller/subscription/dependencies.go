@@ -3,6 +3,7 @@ package subscription
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -12,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	"github.com/operator-manager/operator-manager/internal/catalog"
 	"github.com/operator-manager/operator-manager/internal/render"
 	"github.com/operator-manager/operator-manager/internal/resolve"
 )
@@ -47,48 +49,81 @@ func (r *Reconciler) catalogsFor(ctx context.Context, sub *omv1.Subscription, ro
 	return refs, nil
 }
 
-// installedIn lists what the namespace's other Subscriptions run or are about to run, for
-// the resolver: an operator being installed counts, so dependencies are not planned twice.
-func (r *Reconciler) installedIn(ctx context.Context, sub *omv1.Subscription) ([]resolve.Installed, error) {
+// installedIn lists what serves the namespace, for the resolver:
+//   - what the namespace's other Subscriptions run or are about to run: an operator
+//     being installed counts, so dependencies are not planned twice;
+//   - when the root needs other operators (needsOthers), the installations of other
+//     namespaces whose operator watches this one (all namespaces, or it among their
+//     targets). Their APIs are served here already, as OLM's global operators' are, and a
+//     second installation of their package here would overlap them, which the conflict
+//     check refuses: planning one left the dependent waiting on a refused dependency.
+//     They are kept as they are (resolve.Installed.ServedFrom): only their own
+//     Subscription changes them.
+func (r *Reconciler) installedIn(ctx context.Context, sub *omv1.Subscription, needsOthers bool) ([]resolve.Installed, error) {
 	list := &omv1.SubscriptionList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(sub.Namespace)); err != nil {
+	opts := []client.ListOption{client.InNamespace(sub.Namespace)}
+	if needsOthers {
+		opts = nil // every namespace: a few bundles have dependencies, and only their installs read this
+	}
+	if err := r.Client.List(ctx, list, opts...); err != nil {
 		return nil, err
 	}
 	var out []resolve.Installed
-	for _, s := range list.Items {
-		if s.Name == sub.Name || s.Spec.Option == omv1.OptionDelete || !s.DeletionTimestamp.IsZero() {
+	for i := range list.Items {
+		s := &list.Items[i]
+		if (s.Namespace == sub.Namespace && s.Name == sub.Name) || s.Spec.Option == omv1.OptionDelete || !s.DeletionTimestamp.IsZero() {
 			continue
 		}
-		// What it runs, or is about to: its Blueprint's, or (not written yet) what its
-		// intent resolves to, so two Subscriptions made together do not both plan it.
-		var csv, version, catName, pkg string
-		bp := &omv1.Blueprint{}
-		if err := r.Client.Get(ctx, client.ObjectKeyFromObject(&s), bp); err == nil {
-			csv, version, catName, pkg = bp.Status.CurrentCSV, bp.Status.CurrentVersion, bp.Spec.Catalog, bp.Spec.Package
-			if csv == "" {
-				csv, version = bp.Spec.ClusterServiceVersionName, bp.Spec.Version
+		in, b, ok := r.runs(ctx, s)
+		if !ok {
+			continue
+		}
+		if s.Namespace != sub.Namespace {
+			if refusedForConflict(s) || !watches(targetsOf(s, b), sub.Namespace) {
+				continue
 			}
-		} else if res, err := r.resolve(&s); err == nil {
-			csv, version, catName, pkg = res.bundle.CSVName, res.bundle.Version.String(), res.catalog.String(), res.bundle.Package
-		} else {
-			continue
-		}
-		v, err := semver.ParseTolerant(version)
-		if err != nil {
-			continue
-		}
-		in := resolve.Installed{Package: pkg, Version: v, CSVName: csv, Catalog: catName,
-			Pinned: s.Spec.StartingCSV != "" || !resolve.Following(intentOf(&s))}
-		if cat := r.Catalogs.Get(catalogKeyOf(catName, s.Namespace)); cat != nil {
-			if b := cat.BundleByCSV(csv); b != nil {
-				for _, o := range b.OwnedCRDs {
-					in.Provides = append(in.Provides, o.GVK())
-				}
-			}
+			in.ServedFrom = s.Namespace + "/" + s.Name
 		}
 		out = append(out, in)
 	}
 	return out, nil
+}
+
+// runs is what Subscription s runs, or is about to: its Blueprint's, or (not written yet)
+// what its intent resolves to, so two Subscriptions made together do not both plan it;
+// with the bundle when its catalog has it. ok is false when neither is known.
+func (r *Reconciler) runs(ctx context.Context, s *omv1.Subscription) (in resolve.Installed, b *catalog.Bundle, ok bool) {
+	var csv, version, catName, pkg string
+	bp := &omv1.Blueprint{}
+	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(s), bp); err == nil {
+		csv, version, catName, pkg = bp.Status.CurrentCSV, bp.Status.CurrentVersion, bp.Spec.Catalog, bp.Spec.Package
+		if csv == "" {
+			csv, version = bp.Spec.ClusterServiceVersionName, bp.Spec.Version
+		}
+	} else if res, err := r.resolve(s); err == nil {
+		csv, version, catName, pkg = res.bundle.CSVName, res.bundle.Version.String(), res.catalog.String(), res.bundle.Package
+	} else {
+		return in, nil, false
+	}
+	v, err := semver.ParseTolerant(version)
+	if err != nil {
+		return in, nil, false
+	}
+	in = resolve.Installed{Package: pkg, Version: v, CSVName: csv, Catalog: catName,
+		Pinned: s.Spec.StartingCSV != "" || !resolve.Following(intentOf(s))}
+	if cat := r.Catalogs.Get(catalogKeyOf(catName, s.Namespace)); cat != nil {
+		if b = cat.BundleByCSV(csv); b != nil {
+			for _, o := range b.OwnedCRDs {
+				in.Provides = append(in.Provides, o.GVK())
+			}
+		}
+	}
+	return in, b, true
+}
+
+// watches says whether an operator watching targets (nil: all namespaces) watches ns.
+func watches(targets []string, ns string) bool {
+	return targets == nil || slices.Contains(targets, ns)
 }
 
 func catalogKeyOf(s, ns string) types.NamespacedName {
@@ -105,7 +140,8 @@ func (r *Reconciler) resolveDependencies(ctx context.Context, sub *omv1.Subscrip
 	if err != nil {
 		return nil, err
 	}
-	installed, err := r.installedIn(ctx, sub)
+	b := res.bundle
+	installed, err := r.installedIn(ctx, sub, len(b.Dependencies) > 0 || len(b.RequiredCRDs) > 0)
 	if err != nil {
 		return nil, err
 	}
@@ -128,8 +164,11 @@ func (r *Reconciler) ensureDependencies(ctx context.Context, sub *omv1.Subscript
 		}
 	}
 	for _, s := range plan.Satisfied {
-		deps = append(deps, omv1.ResolvedDependency{Package: s.Package, Version: s.Version.String(), CSVName: s.CSVName,
-			Reason: fmt.Sprintf("%s (required by %s) is met by the installed %s", s.Requirement, s.RequiredBy, s.CSVName)})
+		reason := fmt.Sprintf("%s (required by %s) is met by the installed %s", s.Requirement, s.RequiredBy, s.CSVName)
+		if s.ServedFrom != "" {
+			reason += ", which Subscription " + s.ServedFrom + " runs for this namespace"
+		}
+		deps = append(deps, omv1.ResolvedDependency{Package: s.Package, Version: s.Version.String(), CSVName: s.CSVName, Reason: reason})
 	}
 	sort.Slice(deps, func(i, j int) bool { return deps[i].Package < deps[j].Package })
 	// One entry per package: the list is a map keyed by package in the API.
