@@ -102,6 +102,11 @@ type ResolvedDependency struct {
 	// Reason says which constraint chose it, for example `requires kind PoisonPillRemediation`.
 	// +optional
 	Reason string `json:"reason,omitempty"`
+	// ServedFrom is the Subscription ("namespace/name") of the installation in another
+	// namespace that meets it, watching this namespace too; its uninstall is refused
+	// while this Blueprint lists it.
+	// +optional
+	ServedFrom string `json:"servedFrom,omitempty"`
 }
 
 // Trigger says why a revision was started.

@@ -125,7 +125,8 @@ spec: {package: node-healthcheck-operator}
 // the first, which the conflict check refuses, and the dependent waited on it forever);
 // the Blueprint names the installation that meets it, and so does `recommend`. Out of
 // range, the dependent is Unsatisfiable naming that installation, and nothing is created,
-// until that installation is upgraded into range.
+// until that installation is upgraded into range; its uninstall is refused while they
+// depend on it.
 func TestDependencyServedFromAnotherNamespace(t *testing.T) {
 	shared, early, late := "deps-shared", "deps-early", "deps-late"
 	for _, ns := range []string{shared, early, late} {
@@ -197,5 +198,17 @@ spec: {package: backup-operator, version: 0.2.0, catalog: samples, targetNamespa
 			!strings.Contains(bp.Spec.Dependencies[0].Reason, "Subscription "+shared+"/cache runs for this namespace") {
 			t.Errorf("%s: Blueprint dependencies = %+v", ns, bp.Spec.Dependencies)
 		}
+	}
+
+	// Not uninstalled while the namespaces it runs for depend on it.
+	if out, err := cli("uninstall", "cache", "-n", shared); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	eventually(t, 30*time.Second, "uninstall refused", func() bool {
+		c := condition(getSub(t, shared, "cache").Status.Conditions, omv1.ConditionInstalled)
+		return c.Reason == "RequiredByOthers" && strings.Contains(c.Message, early+"/backup") && strings.Contains(c.Message, late+"/backup")
+	}, describeSub(t, shared, "cache"))
+	if err := deploymentAvailable(t, shared, "cache-operator"); err != nil {
+		t.Errorf("the dependency was removed while needed: %v", err)
 	}
 }

@@ -168,7 +168,8 @@ func (r *Reconciler) ensureDependencies(ctx context.Context, sub *omv1.Subscript
 		if s.ServedFrom != "" {
 			reason += ", which Subscription " + s.ServedFrom + " runs for this namespace"
 		}
-		deps = append(deps, omv1.ResolvedDependency{Package: s.Package, Version: s.Version.String(), CSVName: s.CSVName, Reason: reason})
+		deps = append(deps, omv1.ResolvedDependency{Package: s.Package, Version: s.Version.String(), CSVName: s.CSVName, Reason: reason,
+			ServedFrom: s.ServedFrom})
 	}
 	sort.Slice(deps, func(i, j int) bool { return deps[i].Package < deps[j].Package })
 	// One entry per package: the list is a map keyed by package in the API.
@@ -234,24 +235,31 @@ func addToList(list, name string) string {
 	return list + "," + name
 }
 
-// dependents names the other Subscriptions of the namespace whose Blueprint records this
-// one's package as a dependency: while there are any, it is not uninstalled.
+// dependents names the other Subscriptions whose Blueprint records this one as a
+// dependency (those of the namespace by package, those of other namespaces by
+// ServedFrom): while there are any, it is not uninstalled.
 func (r *Reconciler) dependents(ctx context.Context, sub *omv1.Subscription) ([]string, error) {
 	if sub.Status.Package == "" {
 		return nil, nil
 	}
+	// Every namespace: a Blueprint elsewhere may depend on this installation, which
+	// watches its namespace (ResolvedDependency.ServedFrom). Read on an uninstall only.
 	list := &omv1.BlueprintList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(sub.Namespace)); err != nil {
+	if err := r.Client.List(ctx, list); err != nil {
 		return nil, err
 	}
+	me := sub.Namespace + "/" + sub.Name
 	var out []string
 	for _, bp := range list.Items {
-		if bp.Name == sub.Name || !bp.DeletionTimestamp.IsZero() {
+		if (bp.Namespace == sub.Namespace && bp.Name == sub.Name) || !bp.DeletionTimestamp.IsZero() {
 			continue
 		}
 		for _, d := range bp.Spec.Dependencies {
-			if d.Package == sub.Status.Package {
+			switch {
+			case bp.Namespace == sub.Namespace && d.Package == sub.Status.Package && d.ServedFrom == "":
 				out = append(out, bp.Name)
+			case d.ServedFrom == me:
+				out = append(out, bp.Namespace+"/"+bp.Name)
 			}
 		}
 	}
