@@ -511,8 +511,22 @@ func TestInstallationDetail(t *testing.T) {
 	ts, _ := local(t)
 	ctx := context.Background()
 	_, bp := installation(t, "detailed", func(_ *omv1.Subscription, bp *omv1.Blueprint) {
-		bp.Spec.Dependencies = []omv1.ResolvedDependency{{Package: "backup-operator", CSVName: "backup-operator.v0.2.0"}}
+		bp.Spec.Dependencies = []omv1.ResolvedDependency{{Package: "backup-operator", CSVName: "backup-operator.v0.2.0"},
+			// Met by an installation of another namespace that watches this one.
+			{Package: "guard-operator", CSVName: "guard-operator.v1.1.0", ServedFrom: "guards/guard"}}
 	})
+	// A Blueprint of another namespace whose dependency this installation runs for it.
+	elsewhere := ns + "-elsewhere"
+	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: elsewhere}}); err != nil {
+		t.Fatal(err)
+	}
+	remote := &omv1.Blueprint{ObjectMeta: metav1.ObjectMeta{Namespace: elsewhere, Name: "remote"},
+		Spec: omv1.BlueprintSpec{ClusterServiceVersionName: "backup-operator.v0.2.0", Package: "backup-operator", Version: "0.2.0",
+			Dependencies: []omv1.ResolvedDependency{{Package: "cache-operator", CSVName: "cache-operator.v1.2.0", ServedFrom: ns + "/detailed"}}}}
+	if err := k8s.Create(ctx, remote); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k8s.Delete(ctx, remote) })
 	// Another installation depends on this one's package.
 	installation(t, "backup", func(sub *omv1.Subscription, bp *omv1.Blueprint) {
 		sub.Spec.StartingCSV = "backup-operator.v0.2.0"
@@ -598,7 +612,7 @@ func TestInstallationDetail(t *testing.T) {
 			}
 		}
 		Preflight    *struct{ Status, Reason, Message string }
-		Dependencies []struct{ Package, CSV, Subscription string }
+		Dependencies []struct{ Package, CSV, Namespace, Subscription string }
 		Dependents   []struct{ Namespace, Name, Package string }
 		Events       []struct{ Type, Reason, Message, Object, Time string }
 	}
@@ -625,10 +639,11 @@ func TestInstallationDetail(t *testing.T) {
 	if doc.Preflight == nil || doc.Preflight.Reason != omv1.ReasonCRDPreflightFailed || doc.Preflight.Status != "True" {
 		t.Errorf("preflight = %+v", doc.Preflight)
 	}
-	if len(doc.Dependencies) != 1 || doc.Dependencies[0].Package != "backup-operator" || doc.Dependencies[0].Subscription != "backup" {
+	if len(doc.Dependencies) != 2 || doc.Dependencies[0].Package != "backup-operator" || doc.Dependencies[0].Subscription != "backup" ||
+		doc.Dependencies[0].Namespace != ns || doc.Dependencies[1].Namespace != "guards" || doc.Dependencies[1].Subscription != "guard" {
 		t.Errorf("dependencies = %+v", doc.Dependencies)
 	}
-	if len(doc.Dependents) != 1 || doc.Dependents[0].Name != "backup" {
+	if len(doc.Dependents) != 2 || doc.Dependents[0].Name != "backup" || doc.Dependents[1].Namespace != elsewhere || doc.Dependents[1].Name != "remote" {
 		t.Errorf("dependents = %+v", doc.Dependents)
 	}
 	if len(doc.Events) != 2 || doc.Events[0].Reason != "Newer" || doc.Events[1].Reason != "Older" || doc.Events[0].Object != "Blueprint/detailed" ||

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -413,8 +414,11 @@ type conditionBody struct {
 }
 
 type dependencyBody struct {
-	Package      string `json:"package"`
-	CSV          string `json:"csv"`
+	Package string `json:"package"`
+	CSV     string `json:"csv"`
+	// Namespace and Subscription name the installation running it (Namespace is the
+	// dependent's own unless another namespace's installation runs it for it).
+	Namespace    string `json:"namespace"`
 	Subscription string `json:"subscription"`
 }
 
@@ -578,35 +582,56 @@ func podsOf(ctx context.Context, id *identity, dep *appsv1.Deployment) []podBody
 	return out
 }
 
-// dependenciesOf is what the Blueprint depends on (with the Subscription running each,
-// in its namespace) and the Blueprints of the namespace that depend on its package.
+// dependenciesOf is what the Blueprint depends on (with the Subscription running each: in
+// its namespace, or the installation of another namespace that runs for it, servedFrom)
+// and the Blueprints that depend on it (of its namespace by package, of other namespaces
+// by servedFrom). A person who may not list Blueprints of every namespace sees those of
+// the installation's namespace.
 func dependenciesOf(ctx context.Context, id *identity, bp *omv1.Blueprint) ([]dependencyBody, []dependentBody) {
 	deps, dependents := []dependencyBody{}, []dependentBody{}
 	bps := &omv1.BlueprintList{}
-	if err := id.c.List(ctx, bps, client.InNamespace(bp.Namespace)); err != nil {
-		bps.Items = nil
+	if err := id.c.List(ctx, bps); err != nil {
+		if err := id.c.List(ctx, bps, client.InNamespace(bp.Namespace)); err != nil {
+			bps.Items = nil
+		}
 	}
 	for _, d := range bp.Spec.Dependencies {
-		db := dependencyBody{Package: d.Package, CSV: d.CSVName}
-		for _, o := range bps.Items {
-			if o.Spec.Package == d.Package && o.Name != bp.Name {
-				db.Subscription = o.Name
-				break
+		db := dependencyBody{Package: d.Package, CSV: d.CSVName, Namespace: bp.Namespace}
+		if ns, name, ok := strings.Cut(d.ServedFrom, "/"); ok {
+			db.Namespace, db.Subscription = ns, name
+		} else {
+			for _, o := range bps.Items {
+				if o.Namespace == bp.Namespace && o.Spec.Package == d.Package && o.Name != bp.Name {
+					db.Subscription = o.Name
+					break
+				}
 			}
 		}
 		deps = append(deps, db)
 	}
+	me := bp.Namespace + "/" + bp.Name
 	for _, o := range bps.Items {
-		if o.Name == bp.Name {
+		if o.Namespace == bp.Namespace && o.Name == bp.Name {
 			continue
 		}
 		for _, d := range o.Spec.Dependencies {
-			if d.Package == bp.Spec.Package && bp.Spec.Package != "" {
+			samePackage := o.Namespace == bp.Namespace && d.ServedFrom == "" && d.Package == bp.Spec.Package && bp.Spec.Package != ""
+			if samePackage || d.ServedFrom == me {
 				dependents = append(dependents, dependentBody{Namespace: o.Namespace, Name: o.Name, Package: o.Spec.Package})
 				break
 			}
 		}
 	}
+	// Those of the installation's namespace first, then by namespace and name.
+	slices.SortStableFunc(dependents, func(a, b dependentBody) int {
+		elsewhere := func(d dependentBody) int {
+			if d.Namespace == bp.Namespace {
+				return 0
+			}
+			return 1
+		}
+		return cmp.Or(cmp.Compare(elsewhere(a), elsewhere(b)), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
 	return deps, dependents
 }
 

@@ -934,7 +934,8 @@
 
       // dependencies and dependents
       replace($('#dependencies'), (d.dependencies || []).length ? h('ul', { class: 'plain' }, d.dependencies.map((dep) => h('li', null,
-        dep.subscription ? h('a', { href: `#/installations/${enc(ns)}/${enc(dep.subscription)}` }, dep.package) : dep.package, ' ', h('span', { class: 'muted' }, dep.csv || ''))))
+        dep.subscription ? h('a', { href: `#/installations/${enc(dep.namespace || ns)}/${enc(dep.subscription)}` }, dep.package) : dep.package, ' ',
+        h('span', { class: 'muted' }, (dep.csv || '') + (dep.namespace && dep.namespace !== ns ? ` (run by ${dep.namespace}/${dep.subscription})` : '')))))
         : h('p', { class: 'muted' }, 'None.'));
       replace($('#dependents'), (d.dependents || []).length ? h('ul', { class: 'plain' }, d.dependents.map((dep) => h('li', null,
         h('a', { href: `#/installations/${enc(dep.namespace)}/${enc(dep.name)}` }, dep.namespace + '/' + dep.name), ' ', h('span', { class: 'muted' }, dep.package || ''))))
