@@ -109,6 +109,22 @@ type ResolvedDependency struct {
 	ServedFrom string `json:"servedFrom,omitempty"`
 }
 
+// DependsOn says whether the Blueprint records the installation of Subscription
+// namespace/name, which runs package pkg, as one of its dependencies: by package when the
+// Blueprint is of the same namespace (and no other namespace's installation met it), by
+// ServedFrom otherwise. Its uninstall is refused while one does.
+func (bp *Blueprint) DependsOn(namespace, name, pkg string) bool {
+	for _, d := range bp.Spec.Dependencies {
+		switch {
+		case d.ServedFrom == namespace+"/"+name:
+			return true
+		case bp.Namespace == namespace && d.ServedFrom == "" && pkg != "" && d.Package == pkg:
+			return true
+		}
+	}
+	return false
+}
+
 // Trigger says why a revision was started.
 // +kubebuilder:validation:Enum=Install;Upgrade;Downgrade;Retry;Rollback
 type Trigger string

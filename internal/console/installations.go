@@ -609,17 +609,14 @@ func dependenciesOf(ctx context.Context, id *identity, bp *omv1.Blueprint) ([]de
 		}
 		deps = append(deps, db)
 	}
-	me := bp.Namespace + "/" + bp.Name
-	for _, o := range bps.Items {
+	for i := range bps.Items {
+		o := &bps.Items[i]
 		if o.Namespace == bp.Namespace && o.Name == bp.Name {
 			continue
 		}
-		for _, d := range o.Spec.Dependencies {
-			samePackage := o.Namespace == bp.Namespace && d.ServedFrom == "" && d.Package == bp.Spec.Package && bp.Spec.Package != ""
-			if samePackage || d.ServedFrom == me {
-				dependents = append(dependents, dependentBody{Namespace: o.Namespace, Name: o.Name, Package: o.Spec.Package})
-				break
-			}
+		// The Blueprint has the name of its Subscription.
+		if o.DependsOn(bp.Namespace, bp.Name, bp.Spec.Package) {
+			dependents = append(dependents, dependentBody{Namespace: o.Namespace, Name: o.Name, Package: o.Spec.Package})
 		}
 	}
 	// Those of the installation's namespace first, then by namespace and name.

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/blang/semver/v4"
@@ -174,7 +173,7 @@ func servedFromElsewhere(ctx context.Context, c client.Client, ns string, cat *c
 			continue
 		}
 		targets, err := render.TargetNamespaces(b.InstallModes, sub.Namespace, sub.Spec.TargetNamespaces)
-		if err != nil || (targets != nil && !slices.Contains(targets, ns)) {
+		if err != nil || !render.Watches(targets, ns) {
 			continue
 		}
 		in := resolve.Installed{Package: bp.Spec.Package, Version: v, CSVName: bp.Status.CurrentCSV, ServedFrom: sub.Namespace + "/" + sub.Name}

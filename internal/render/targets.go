@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	olm "github.com/operator-framework/api/pkg/operators/v1alpha1"
@@ -38,6 +39,12 @@ func TargetNamespaces(modes []olm.InstallMode, installNS string, requested []str
 			requested, need, describeModes(modes))
 	}
 	return requested, nil
+}
+
+// Watches says whether an operator watching targets (TargetNamespaces' answer; nil: all
+// namespaces) watches namespace ns.
+func Watches(targets []string, ns string) bool {
+	return targets == nil || slices.Contains(targets, ns)
 }
 
 func describeModes(modes []olm.InstallMode) string {

@@ -223,12 +223,12 @@ func (r *Reconciler) bundleOf(sub *omv1.Subscription) (*catalog.Bundle, string) 
 	return nil, sub.Status.Package
 }
 
-// refusedByConflict maps a change of any Subscription to the Subscriptions refused for a
+// waitingOnOthers maps a change of any Subscription to the Subscriptions refused for a
 // conflict, which it may have resolved (by going, or by changing its target namespaces),
 // and to those whose dependencies could not be met, which it may now meet (a Subscription
 // of another namespace watching theirs, upgraded into range: its status changes when the
 // upgrade ends).
-func (r *Reconciler) refusedByConflict(ctx context.Context, obj client.Object) []reconcile.Request {
+func (r *Reconciler) waitingOnOthers(ctx context.Context, obj client.Object) []reconcile.Request {
 	var out []reconcile.Request
 	for _, index := range []string{IndexRefusedForConflict, IndexUnsatisfiable} {
 		list := &omv1.SubscriptionList{}

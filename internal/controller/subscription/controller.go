@@ -79,7 +79,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// A refused or unsatisfiable installation is looked at again when another
 		// Subscription changes or goes: the one it conflicted with may have made room, or
 		// one it depends on come into range.
-		Watches(&omv1.Subscription{}, handler.EnqueueRequestsFromMapFunc(r.refusedByConflict)).
+		Watches(&omv1.Subscription{}, handler.EnqueueRequestsFromMapFunc(r.waitingOnOthers)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.Workers)}).
 		Named("subscription").
 		Complete(r)

@@ -3,7 +3,6 @@ package subscription
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
@@ -79,7 +78,7 @@ func (r *Reconciler) installedIn(ctx context.Context, sub *omv1.Subscription, ne
 			continue
 		}
 		if s.Namespace != sub.Namespace {
-			if refusedForConflict(s) || !watches(targetsOf(s, b), sub.Namespace) {
+			if refusedForConflict(s) || !render.Watches(targetsOf(s, b), sub.Namespace) {
 				continue
 			}
 			in.ServedFrom = s.Namespace + "/" + s.Name
@@ -119,11 +118,6 @@ func (r *Reconciler) runs(ctx context.Context, s *omv1.Subscription) (in resolve
 		}
 	}
 	return in, b, true
-}
-
-// watches says whether an operator watching targets (nil: all namespaces) watches ns.
-func watches(targets []string, ns string) bool {
-	return targets == nil || slices.Contains(targets, ns)
 }
 
 func catalogKeyOf(s, ns string) types.NamespacedName {
@@ -248,17 +242,15 @@ func (r *Reconciler) dependents(ctx context.Context, sub *omv1.Subscription) ([]
 	if err := r.Client.List(ctx, list); err != nil {
 		return nil, err
 	}
-	me := sub.Namespace + "/" + sub.Name
 	var out []string
 	for _, bp := range list.Items {
 		if (bp.Namespace == sub.Namespace && bp.Name == sub.Name) || !bp.DeletionTimestamp.IsZero() {
 			continue
 		}
-		for _, d := range bp.Spec.Dependencies {
-			switch {
-			case bp.Namespace == sub.Namespace && d.Package == sub.Status.Package && d.ServedFrom == "":
+		if bp.DependsOn(sub.Namespace, sub.Name, sub.Status.Package) {
+			if bp.Namespace == sub.Namespace {
 				out = append(out, bp.Name)
-			case d.ServedFrom == me:
+			} else {
 				out = append(out, bp.Namespace+"/"+bp.Name)
 			}
 		}
