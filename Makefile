@@ -104,6 +104,7 @@ deploy: ## Deploy config/default to the current kubeconfig's cluster, running im
 undeploy: ## Remove what `make deploy` created, except the CRDs and custom resources (kubectl delete -k config/crd removes those).
 	$(KUBECTL) delete --ignore-not-found -k config/manager
 	$(KUBECTL) delete --ignore-not-found -k config/rbac
+	$(KUBECTL) delete --ignore-not-found -k config/admission
 
 .PHONY: compat compat-walk
 compat: controlplane ## Install every package's default-channel head of the shared community catalog; report per package (test/compat).

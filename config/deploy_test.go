@@ -34,7 +34,9 @@ func TestDeployManifestsApply(t *testing.T) {
 	for _, want := range []string{"namespace/" + managerNamespace, "serviceaccount/operator-manager",
 		"deployment.apps/operator-manager", "service/operator-manager-metrics",
 		"clusterrole.rbac.authorization.k8s.io/operator-manager", "clusterrole.rbac.authorization.k8s.io/operator-manager-metrics-reader",
-		"customresourcedefinition.apiextensions.k8s.io/subscriptions.operators.coreos.com.operator-manager.domain"} {
+		"customresourcedefinition.apiextensions.k8s.io/subscriptions.operators.coreos.com.operator-manager.domain",
+		"mutatingadmissionpolicy.admissionregistration.k8s.io/operator-manager-subscription-cleanup",
+		"mutatingadmissionpolicybinding.admissionregistration.k8s.io/operator-manager-subscription-cleanup"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("kubectl apply output lacks %s:\n%s", want, out)
 		}

@@ -1,6 +1,6 @@
-// Package config carries the generated CRDs and the manager's RBAC inside the binary, so
-// `operator-manager dev up`, `operator-manager crds install` and the tests install exactly
-// what controller-gen wrote and what config/rbac ships.
+// Package config carries the generated CRDs, the manager's RBAC and its admission policies
+// inside the binary, so `operator-manager dev up`, `operator-manager crds install` and the
+// tests install exactly what controller-gen wrote and what config/rbac and config/admission ship.
 package config
 
 import (
@@ -14,9 +14,11 @@ import (
 	"io/fs"
 	"path"
 	"sort"
+	"strings"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -29,6 +31,9 @@ var crdFiles embed.FS
 
 //go:embed rbac/*.yaml
 var rbacFiles embed.FS
+
+//go:embed admission/*.yaml
+var admissionFiles embed.FS
 
 // The manager's own identity: the ServiceAccount of config/rbac/service_account.yaml, which
 // the bindings of config/rbac name. Tests and `dev up` run the manager with a token of it.
@@ -95,9 +100,9 @@ func InstallCRDs(ctx context.Context, c client.Client) error {
 	return nil
 }
 
-// kustomization is the part of a kustomization.yaml that RBAC understands. Decoding is
+// kustomization is the part of a kustomization.yaml that RBAC and Admission understand. Decoding is
 // strict: a transformer (namespace, patches, labels) would make `kubectl apply -k` apply
-// something other than the files, so RBAC refuses it instead of ignoring it.
+// something other than the files, so they refuse it instead of ignoring it.
 type kustomization struct {
 	APIVersion string   `json:"apiVersion,omitempty"`
 	Kind       string   `json:"kind,omitempty"`
@@ -107,32 +112,61 @@ type kustomization struct {
 // RBAC returns every object of every file that config/rbac/kustomization.yaml lists under
 // resources, in the order of the list and of the documents within each file: the
 // manager's ServiceAccount, its roles and their bindings, exactly as shipped.
-func RBAC() ([]*unstructured.Unstructured, error) {
-	const dir = "rbac"
-	data, err := rbacFiles.ReadFile(path.Join(dir, "kustomization.yaml"))
+func RBAC() ([]*unstructured.Unstructured, error) { return listed(rbacFiles, "rbac") }
+
+// Admission returns the admission policies of config/admission, as RBAC does for
+// config/rbac: the policy that adds the Subscription finalizer, and its binding.
+func Admission() ([]*unstructured.Unstructured, error) { return listed(admissionFiles, "admission") }
+
+// InstallAdmission applies the admission policies server-side and returns their kinds and
+// names. An API server that does not serve admission policies (before Kubernetes 1.36) gets
+// none, and it returns no names and no error: the manager then adds the Subscription
+// finalizer itself, with one write more per installation.
+func InstallAdmission(ctx context.Context, c client.Client) ([]string, error) {
+	objs, err := Admission()
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, o := range objs {
+		err := c.Patch(ctx, o, client.Apply, client.FieldOwner(FieldOwner), client.ForceOwnership)
+		if meta.IsNoMatchError(err) {
+			return nil, nil
+		} else if err != nil {
+			return nil, fmt.Errorf("applying %s %s of config/admission: %w", o.GetKind(), o.GetName(), err)
+		}
+		names = append(names, strings.ToLower(o.GetKind())+"/"+o.GetName())
+	}
+	return names, nil
+}
+
+// listed returns every object of every file that dir/kustomization.yaml lists under
+// resources, in the order of the list and of the documents within each file.
+func listed(files embed.FS, dir string) ([]*unstructured.Unstructured, error) {
+	data, err := files.ReadFile(path.Join(dir, "kustomization.yaml"))
 	if err != nil {
 		return nil, err
 	}
 	var k kustomization
 	if err := yaml.UnmarshalStrict(data, &k); err != nil {
-		return nil, fmt.Errorf("config/rbac/kustomization.yaml: only resources are supported: %w", err)
+		return nil, fmt.Errorf("config/%s/kustomization.yaml: only resources are supported: %w", dir, err)
 	}
 	if len(k.Resources) == 0 {
-		return nil, errors.New("config/rbac/kustomization.yaml lists no resources")
+		return nil, fmt.Errorf("config/%s/kustomization.yaml lists no resources", dir)
 	}
 	var out []*unstructured.Unstructured
 	for _, r := range k.Resources {
 		name := path.Clean(r)
 		if path.Dir(name) != "." || path.Ext(name) != ".yaml" {
-			return nil, fmt.Errorf("config/rbac/kustomization.yaml: resource %q is not a .yaml file of config/rbac", r)
+			return nil, fmt.Errorf("config/%s/kustomization.yaml: resource %q is not a .yaml file of config/%s", dir, r, dir)
 		}
-		file, err := rbacFiles.ReadFile(path.Join(dir, name))
+		file, err := files.ReadFile(path.Join(dir, name))
 		if err != nil {
-			return nil, fmt.Errorf("config/rbac/kustomization.yaml lists %s: %w", r, err)
+			return nil, fmt.Errorf("config/%s/kustomization.yaml lists %s: %w", dir, r, err)
 		}
 		objs, err := decodeObjects(file)
 		if err != nil {
-			return nil, fmt.Errorf("config/rbac/%s: %w", name, err)
+			return nil, fmt.Errorf("config/%s/%s: %w", dir, name, err)
 		}
 		out = append(out, objs...)
 	}

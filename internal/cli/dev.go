@@ -153,6 +153,9 @@ func devStartManager(ctx context.Context, cmd *cobra.Command, e *testenv.Env, di
 	if err := config.InstallCRDs(installCtx, c); err != nil {
 		return err
 	}
+	if _, err := config.InstallAdmission(installCtx, c); err != nil {
+		return err
+	}
 	// The manager runs as itself: its ServiceAccount with config/rbac as shipped, never as the
 	// admin whose kubeconfig the person gets.
 	fmt.Fprintf(cmd.ErrOrStderr(), "applying config/rbac; the manager runs as ServiceAccount %s/%s\n",

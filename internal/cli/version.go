@@ -52,7 +52,7 @@ func newCRDsCmd(g *globals) *cobra.Command {
 	out := &output{}
 	install := &cobra.Command{
 		Use:   "install",
-		Short: "Install or update the CRDs (server-side apply) and wait until they are Established",
+		Short: "Install or update the CRDs (server-side apply), wait until they are Established, and apply config/admission",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := g.client()
@@ -64,14 +64,24 @@ func newCRDsCmd(g *globals) *cobra.Command {
 			if err := config.InstallCRDs(ctx, c); err != nil {
 				return err
 			}
+			policies, err := config.InstallAdmission(ctx, c)
+			if err != nil {
+				return err
+			}
 			crds, _ := config.CRDs()
 			var names []string
 			for _, crd := range crds {
 				names = append(names, crd.Name)
 			}
-			return out.print(cmd.OutOrStdout(), map[string]any{"established": names}, func(tw *tabwriter.Writer) {
+			return out.print(cmd.OutOrStdout(), map[string]any{"established": names, "admission": policies}, func(tw *tabwriter.Writer) {
 				for _, n := range names {
 					fmt.Fprintf(tw, "customresourcedefinition/%s established\n", n)
+				}
+				for _, p := range policies {
+					fmt.Fprintf(tw, "%s applied\n", p)
+				}
+				if len(policies) == 0 {
+					fmt.Fprintln(tw, "admission policies not served by this API server (before Kubernetes 1.36): skipped; the manager adds the Subscription finalizer itself")
 				}
 			})
 		},

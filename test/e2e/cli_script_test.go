@@ -119,6 +119,9 @@ func TestCLIScripted(t *testing.T) {
 	var anyList []any
 	mustJSON(t, &doc, "version")
 	mustJSON(t, &doc, "crds", "install")
+	if policies, _ := doc["admission"].([]any); len(policies) != 2 {
+		t.Errorf("crds install -o json should name the admission policy and its binding it applied: %v", doc)
+	}
 	mustJSON(t, &anyList, "catalog", "list", sampleDir)
 	mustJSON(t, &doc, "catalog", "show", sampleDir, "cache-operator")
 	mustJSON(t, &anyList, "catalog", "search", sampleDir, "cache")

@@ -107,6 +107,12 @@ func NewCluster(e *testenv.Env) (*Cluster, error) {
 	if err := config.InstallCRDs(context.Background(), admin); err != nil {
 		return nil, err
 	}
+	// As config/default installs it: the API server adds the Subscription finalizer.
+	if names, err := config.InstallAdmission(context.Background(), admin); err != nil {
+		return nil, err
+	} else if len(names) == 0 {
+		return nil, fmt.Errorf("the API server does not serve admission policies (config/admission)")
+	}
 	// A new client discovers the kinds the CRDs just added.
 	if c.Client, err = client.New(e.Config, client.Options{Scheme: scheme.Scheme}); err != nil {
 		return nil, err

@@ -1,0 +1,106 @@
+package e2e
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	"github.com/operator-manager/operator-manager/config"
+)
+
+// policyAddsFinalizer reports whether the API server now adds the manager's finalizer to a
+// Subscription as it is created: a server-side dry run, which runs admission and stores
+// nothing.
+func policyAddsFinalizer(t *testing.T, ns string) bool {
+	t.Helper()
+	sub := &omv1.Subscription{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dry-run"},
+		Spec: omv1.SubscriptionSpec{Package: "cache-operator", Catalog: "samples"}}
+	if err := k8s.Create(ctx(), sub, client.DryRunAll); err != nil {
+		t.Fatal(err)
+	}
+	return slices.Contains(sub.Finalizers, omv1.Finalizer)
+}
+
+// TestSubscriptionCreatedWithFinalizer: with config/admission installed (as the harness and
+// config/default install it), a Subscription has the manager's finalizer from the request
+// that creates it, even while the manager is down, so the manager writes nothing to add it
+// and a delete made before the manager ever saw the Subscription still waits for it.
+func TestSubscriptionCreatedWithFinalizer(t *testing.T) {
+	ns := "admission"
+	newNamespace(t, ns)
+	killManager(t)
+	applyYAML(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache-operator}
+spec: {startingCSV: cache-operator.1.1.0, catalog: samples}
+`)
+	if got := getSub(t, ns, "cache-operator").Finalizers; !slices.Equal(got, []string{omv1.Finalizer}) {
+		t.Fatalf("a Subscription created while the manager is down has finalizers %q, want [%s] from the admission policy", got, omv1.Finalizer)
+	}
+	if err := startManager(); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, ns, "cache-operator", 2*time.Minute)
+	if err := k8s.Delete(ctx(), getSub(t, ns, "cache-operator")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "Subscription gone", func() bool {
+		return apierrors.IsNotFound(k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "cache-operator"}, &omv1.Subscription{}))
+	}, describeSub(t, ns, "cache-operator"))
+	if left := ownedObjects(t, ns, "cache-operator.v1.1.0"); len(left) > 0 {
+		t.Errorf("objects left behind: %v", left)
+	}
+}
+
+// TestFinalizerWithoutAdmissionPolicy: on a cluster without config/admission (before
+// Kubernetes 1.36, or left out), the manager adds the finalizer itself, and an uninstall
+// is as complete.
+func TestFinalizerWithoutAdmissionPolicy(t *testing.T) {
+	ns := "no-admission"
+	newNamespace(t, ns)
+	binding := &admissionregistrationv1.MutatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: "operator-manager-subscription-cleanup"}}
+	if err := k8s.Delete(ctx(), binding); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if _, err := config.InstallAdmission(ctx(), k8s); err != nil {
+			t.Errorf("putting config/admission back: %v", err)
+		}
+		eventuallyEvery(t, 30*time.Second, 200*time.Millisecond, "the admission policy applies again", func() bool {
+			return policyAddsFinalizer(t, ns)
+		}, func() string { return "a dry-run Subscription still lacks the finalizer" })
+	})
+	eventuallyEvery(t, 30*time.Second, 200*time.Millisecond, "the admission policy no longer applies", func() bool {
+		return !policyAddsFinalizer(t, ns)
+	}, func() string { return "a dry-run Subscription still gets the finalizer" })
+
+	sub := &omv1.Subscription{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cache-operator"},
+		Spec: omv1.SubscriptionSpec{StartingCSV: "cache-operator.1.1.0", Catalog: "samples"}}
+	if err := k8s.Create(ctx(), sub); err != nil {
+		t.Fatal(err)
+	}
+	uninstallAtEnd(t, ns, sub.Name)
+	if len(sub.Finalizers) != 0 {
+		t.Fatalf("created with finalizers %q although the policy's binding is gone", sub.Finalizers)
+	}
+	waitReady(t, ns, "cache-operator", 2*time.Minute)
+	if got := getSub(t, ns, "cache-operator").Finalizers; !slices.Equal(got, []string{omv1.Finalizer}) {
+		t.Fatalf("without the admission policy the manager should add its finalizer; finalizers %q", got)
+	}
+	if err := k8s.Delete(ctx(), getSub(t, ns, "cache-operator")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "Subscription gone", func() bool {
+		return apierrors.IsNotFound(k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "cache-operator"}, &omv1.Subscription{}))
+	}, describeSub(t, ns, "cache-operator"))
+	if left := ownedObjects(t, ns, "cache-operator.v1.1.0"); len(left) > 0 {
+		t.Errorf("objects left behind: %v", left)
+	}
+}
