@@ -13,6 +13,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -24,6 +25,8 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
 )
 
 //go:embed crd/bases/*.yaml
@@ -118,10 +121,11 @@ func RBAC() ([]*unstructured.Unstructured, error) { return listed(rbacFiles, "rb
 // config/rbac: the policy that adds the Subscription finalizer, and its binding.
 func Admission() ([]*unstructured.Unstructured, error) { return listed(admissionFiles, "admission") }
 
-// InstallAdmission applies the admission policies server-side and returns their kinds and
-// names. An API server that does not serve admission policies (before Kubernetes 1.36) gets
-// none, and it returns no names and no error: the manager then adds the Subscription
-// finalizer itself, with one write more per installation.
+// InstallAdmission applies the admission policies server-side, waits until the API server
+// applies them, and returns their kinds and names. An API server that does not serve
+// admission policies (before Kubernetes 1.36) gets none, and it returns no names and no
+// error: the manager then adds the Subscription finalizer itself, with one write more per
+// installation.
 func InstallAdmission(ctx context.Context, c client.Client) ([]string, error) {
 	objs, err := Admission()
 	if err != nil {
@@ -137,7 +141,41 @@ func InstallAdmission(ctx context.Context, c client.Client) ([]string, error) {
 		}
 		names = append(names, strings.ToLower(o.GetKind())+"/"+o.GetName())
 	}
-	return names, nil
+	return names, waitAdmission(ctx, c)
+}
+
+// admissionWait bounds waitAdmission.
+const admissionWait = time.Minute
+
+// waitAdmission waits until a Subscription created now gets the finalizer from the API
+// server: a server-side dry run in namespace default, which runs admission and stores
+// nothing. A new policy takes effect once the API server's informer has it, and for a kind
+// a CRD has just added, once the API server has that kind's schema, seconds after the CRD
+// is Established: until then it refuses the kind's creates with "Resource kind ... not
+// found" (503, whatever the failurePolicy). Waiting here keeps that window out of `crds
+// install`, `dev up` and the tests.
+func waitAdmission(ctx context.Context, c client.Client) error {
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, admissionWait, true, func(ctx context.Context) (bool, error) {
+		sub := &unstructured.Unstructured{}
+		sub.SetGroupVersionKind(omv1.GroupVersion.WithKind("Subscription"))
+		sub.SetNamespace("default")
+		sub.SetGenerateName("admission-check-")
+		_ = unstructured.SetNestedField(sub.Object, "admission-check", "spec", "package")
+		if err := c.Create(ctx, sub, client.DryRunAll); err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		if slices.Contains(sub.GetFinalizers(), omv1.Finalizer) {
+			return true, nil
+		}
+		last = "a dry-run Subscription was created without the finalizer"
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("config/admission applied, but the API server did not apply it to Subscriptions within %s (is its MutatingAdmissionPolicy admission plugin disabled?): %s", admissionWait, last)
+	}
+	return nil
 }
 
 // listed returns every object of every file that dir/kustomization.yaml lists under

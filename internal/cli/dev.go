@@ -147,7 +147,7 @@ func devStartManager(ctx context.Context, cmd *cobra.Command, e *testenv.Env, di
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(cmd.ErrOrStderr(), "installing the CRDs")
+	fmt.Fprintln(cmd.ErrOrStderr(), "installing the CRDs and config/admission")
 	installCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	if err := config.InstallCRDs(installCtx, c); err != nil {

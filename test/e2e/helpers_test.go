@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -90,6 +91,18 @@ func describeSub(t *testing.T, ns, name string) func() string {
 		_ = k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: name}, bp)
 		s, _ := yaml.Marshal(map[string]any{"subscription": sub.Status, "blueprint": map[string]any{"spec": bp.Spec, "status": bp.Status}})
 		return string(s)
+	}
+}
+
+// waitUninstalled waits for a deleted Subscription to be gone, and checks that nothing its
+// CSV installed is left behind.
+func waitUninstalled(t *testing.T, ns, name, csvName string) {
+	t.Helper()
+	eventually(t, time.Minute, "Subscription "+ns+"/"+name+" gone", func() bool {
+		return apierrors.IsNotFound(k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: name}, &omv1.Subscription{}))
+	}, describeSub(t, ns, name))
+	if left := ownedObjects(t, ns, csvName); len(left) > 0 {
+		t.Errorf("objects left behind: %v", left)
 	}
 }
 

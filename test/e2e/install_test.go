@@ -11,7 +11,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -266,10 +265,5 @@ spec: {startingCSV: cache-operator.1.1.0, catalog: samples}
 	if err := startManager(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, time.Minute, "Subscription gone", func() bool {
-		return apierrors.IsNotFound(k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "cache-operator"}, &omv1.Subscription{}))
-	}, describeSub(t, ns, "cache-operator"))
-	if left := ownedObjects(t, ns, "cache-operator.v1.1.0"); len(left) > 0 {
-		t.Errorf("objects left behind: %v", left)
-	}
+	waitUninstalled(t, ns, "cache-operator", "cache-operator.v1.1.0")
 }
