@@ -128,8 +128,13 @@ func (r *Reconciler) checkConflict(ctx context.Context, sub *omv1.Subscription, 
 		}
 		list.Items = append(list.Items, some.Items...)
 	}
+	fresh := false // read uncached too, below
 	installed := func(s *omv1.Subscription) (bool, error) {
-		err := r.Client.Get(ctx, client.ObjectKeyFromObject(s), &omv1.Blueprint{})
+		key := client.ObjectKeyFromObject(s)
+		err := r.Client.Get(ctx, key, &omv1.Blueprint{})
+		if apierrors.IsNotFound(err) && fresh {
+			err = r.APIReader.Get(ctx, key, &omv1.Blueprint{})
+		}
 		if apierrors.IsNotFound(err) {
 			return false, nil
 		}
@@ -138,6 +143,24 @@ func (r *Reconciler) checkConflict(ctx context.Context, sub *omv1.Subscription, 
 	subInstalled, err := installed(sub)
 	if err != nil {
 		return err
+	}
+	if !subInstalled && r.APIReader != nil {
+		// About to install: the cache may not hold yet another Subscription of the namespace
+		// created in the same instant, or its Blueprint, and deciding without them would
+		// install the package twice (e2e TestSecondSubscriptionOfAPackageRefused: two
+		// Subscriptions created at once, which the finalizer's write before this check once
+		// gave the cache time to show). One uncached list of the namespace, before the first
+		// install only.
+		fresh = true
+		ns := &omv1.SubscriptionList{}
+		if err := r.APIReader.List(ctx, ns, client.InNamespace(sub.Namespace)); err != nil {
+			return err
+		}
+		for _, s := range ns.Items {
+			if !slices.ContainsFunc(list.Items, func(c omv1.Subscription) bool { return c.Namespace == s.Namespace && c.Name == s.Name }) {
+				list.Items = append(list.Items, s)
+			}
+		}
 	}
 	// In a stable order, so the condition names the same installation on every pass.
 	sort.Slice(list.Items, func(i, j int) bool {
