@@ -20,6 +20,16 @@ func NewStore() *Store {
 	return &Store{catalogs: map[types.NamespacedName]*catalog.Catalog{}}
 }
 
+// StoreOf returns a store that holds the given catalogs, as if their CatalogSources had
+// loaded them: for callers that load catalogs themselves (the resolution's unit tests).
+func StoreOf(catalogs map[types.NamespacedName]*catalog.Catalog) *Store {
+	s := NewStore()
+	for k, c := range catalogs {
+		s.catalogs[k] = c
+	}
+	return s
+}
+
 // Get returns the catalog of a CatalogSource, or nil when it is not loaded.
 func (s *Store) Get(key types.NamespacedName) *catalog.Catalog {
 	s.mu.RLock()

@@ -41,9 +41,10 @@ import (
 // Reconciler reconciles Subscriptions.
 type Reconciler struct {
 	Client client.Client
-	// APIReader confirms, uncached, a CatalogSource the cache does not hold: one created
-	// a moment before the Subscription naming it may not be in the cache yet, and "does
-	// not exist" is a warning a person acts on. nil: the cache's word is final.
+	// APIReader confirms, uncached, what the cache may not show yet: a CatalogSource
+	// created a moment before the Subscription naming it ("does not exist" is a warning a
+	// person acts on), and before a first install, the other Subscriptions of the
+	// namespace and their Blueprints (the conflict check). nil: the cache's word is final.
 	APIReader client.Reader
 	Recorder  events.EventRecorder
 	Catalogs  *catalogsource.Store
