@@ -157,25 +157,34 @@ const admissionWait = time.Minute
 func waitAdmission(ctx context.Context, c client.Client) error {
 	var last string
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, admissionWait, true, func(ctx context.Context) (bool, error) {
-		sub := &unstructured.Unstructured{}
-		sub.SetGroupVersionKind(omv1.GroupVersion.WithKind("Subscription"))
-		sub.SetNamespace("default")
-		sub.SetGenerateName("admission-check-")
-		_ = unstructured.SetNestedField(sub.Object, "admission-check", "spec", "package")
-		if err := c.Create(ctx, sub, client.DryRunAll); err != nil {
+		applies, err := AdmissionAddsFinalizer(ctx, c)
+		switch {
+		case err != nil:
 			last = err.Error()
-			return false, nil
+		case !applies:
+			last = "a dry-run Subscription was created without the finalizer"
 		}
-		if slices.Contains(sub.GetFinalizers(), omv1.Finalizer) {
-			return true, nil
-		}
-		last = "a dry-run Subscription was created without the finalizer"
-		return false, nil
+		return applies, nil
 	})
 	if err != nil {
 		return fmt.Errorf("config/admission applied, but the API server did not apply it to Subscriptions within %s (is its MutatingAdmissionPolicy admission plugin disabled?): %s", admissionWait, last)
 	}
 	return nil
+}
+
+// AdmissionAddsFinalizer reports whether the API server adds the manager's finalizer to a
+// Subscription created now: a server-side dry run in namespace default, which runs
+// admission and stores nothing. The error is the API server's refusal of the dry run.
+func AdmissionAddsFinalizer(ctx context.Context, c client.Client) (bool, error) {
+	sub := &unstructured.Unstructured{}
+	sub.SetGroupVersionKind(omv1.GroupVersion.WithKind("Subscription"))
+	sub.SetNamespace("default")
+	sub.SetGenerateName("admission-check-")
+	_ = unstructured.SetNestedField(sub.Object, "admission-check", "spec", "package")
+	if err := c.Create(ctx, sub, client.DryRunAll); err != nil {
+		return false, err
+	}
+	return slices.Contains(sub.GetFinalizers(), omv1.Finalizer), nil
 }
 
 // listed returns every object of every file that dir/kustomization.yaml lists under

@@ -128,11 +128,12 @@ func (r *Reconciler) checkConflict(ctx context.Context, sub *omv1.Subscription, 
 		}
 		list.Items = append(list.Items, some.Items...)
 	}
-	fresh := false // read uncached too, below
-	installed := func(s *omv1.Subscription) (bool, error) {
+	// installed says whether a Subscription has its Blueprint; uncached: confirmed with the
+	// API server when the cache holds none.
+	installed := func(s *omv1.Subscription, uncached bool) (bool, error) {
 		key := client.ObjectKeyFromObject(s)
 		err := r.Client.Get(ctx, key, &omv1.Blueprint{})
-		if apierrors.IsNotFound(err) && fresh {
+		if apierrors.IsNotFound(err) && uncached {
 			err = r.APIReader.Get(ctx, key, &omv1.Blueprint{})
 		}
 		if apierrors.IsNotFound(err) {
@@ -140,18 +141,18 @@ func (r *Reconciler) checkConflict(ctx context.Context, sub *omv1.Subscription, 
 		}
 		return err == nil, err
 	}
-	subInstalled, err := installed(sub)
+	subInstalled, err := installed(sub, false)
 	if err != nil {
 		return err
 	}
-	if !subInstalled && r.APIReader != nil {
+	fresh := !subInstalled && r.APIReader != nil
+	if fresh {
 		// About to install: the cache may not hold yet another Subscription of the namespace
 		// created in the same instant, or its Blueprint, and deciding without them would
 		// install the package twice (e2e TestSecondSubscriptionOfAPackageRefused: two
 		// Subscriptions created at once, which the finalizer's write before this check once
 		// gave the cache time to show). One uncached list of the namespace, before the first
 		// install only.
-		fresh = true
 		ns := &omv1.SubscriptionList{}
 		if err := r.APIReader.List(ctx, ns, client.InNamespace(sub.Namespace)); err != nil {
 			return err
@@ -174,7 +175,7 @@ func (r *Reconciler) checkConflict(ctx context.Context, sub *omv1.Subscription, 
 			!other.DeletionTimestamp.IsZero() || (other.Spec.Package != "" && other.Spec.Package != b.Package) {
 			continue // (the package test first: no need to resolve what names another package)
 		}
-		otherInstalled, err := installed(other)
+		otherInstalled, err := installed(other, fresh)
 		if err != nil {
 			return err
 		}
