@@ -39,6 +39,11 @@ type scenario struct {
 	trigger func(t *testing.T, ns string)
 	done    func(t *testing.T, ns string) bool
 	check   func(t *testing.T, ns string)
+	// then, if set, is a second change, made after the crashing manager stopped and
+	// before the converging one starts (while no manager runs); crashDone is then what
+	// the crashing manager's run ends at, the first change done.
+	then      func(t *testing.T, ns string)
+	crashDone func(t *testing.T, ns string) bool
 }
 
 // step is one step of preparing a namespace: do, then wait until it holds. Steps run for
@@ -93,6 +98,16 @@ func TestCrashPoints(t *testing.T) {
 				checkObjects(t, ns, "cache-operator.v1.1.0")
 				checkHistory(t, ns, "Install:Succeeded")
 			}},
+		// An install cut short, then given up while no manager runs: whatever the crash
+		// left half recorded (objects applied, their inventory not yet written) is removed.
+		{name: "abandon", catalog: cluster.SampleDir,
+			trigger: func(t *testing.T, ns string) { subscribe(t, ns, "cache-operator.1.1.0", "") },
+			crashDone: func(t *testing.T, ns string) bool {
+				return settled(t, ns, "cache-operator.v1.1.0", omv1.BlueprintSucceeded)
+			},
+			then:  uninstall,
+			done:  uninstalled,
+			check: checkUninstalled},
 		{name: "upgrade", catalog: cluster.SampleDir,
 			prepare: []step{installed("cache-operator.1.1.0", ""), withCache},
 			trigger: func(t *testing.T, ns string) { setStartingCSV(t, ns, "cache-operator.1.2.0") },
@@ -128,32 +143,21 @@ func TestCrashPoints(t *testing.T) {
 			}},
 		{name: "uninstall", catalog: cluster.SampleDir,
 			prepare: []step{installed("cache-operator.1.1.0", ""), withCache},
-			trigger: func(t *testing.T, ns string) {
-				sub := getSub(t, ns, "cache")
-				patch := client.MergeFrom(sub.DeepCopy())
-				sub.Spec.Option = omv1.OptionDelete
-				if err := cluster.Client.Patch(ctx(), sub, patch); err != nil {
-					t.Fatal(err)
-				}
-			},
-			done: func(t *testing.T, ns string) bool {
-				c := meta.FindStatusCondition(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionInstalled)
-				return c != nil && c.Reason == omv1.ReasonUninstalled
-			},
+			trigger: uninstall,
+			done:    uninstalled,
 			check: func(t *testing.T, ns string) {
-				if left := owned(t, ns, ""); len(left) > 0 {
-					t.Errorf("%s: objects left after the uninstall: %v", ns, left)
-				}
-				csvs := &omv1alpha1.ClusterServiceVersionList{}
-				if err := cluster.Client.List(ctx(), csvs, client.InNamespace(ns)); err != nil || len(csvs.Items) > 0 {
-					t.Errorf("%s: %d CSVs left (%v)", ns, len(csvs.Items), err)
-				}
+				checkUninstalled(t, ns)
 				checkCache(t, ns) // custom resources outlive the operator
 			}},
 	}
 	var walked []crashPoint
+	ran := 0
 	for _, sc := range scenarios {
-		walked = append(walked, walk(t, sc)...)
+		// Subtests, so one scenario can be walked alone (-run TestCrashPoints/abandon).
+		t.Run(sc.name, func(t *testing.T) {
+			ran++
+			walked = append(walked, walk(t, sc)...)
+		})
 		if t.Failed() {
 			break
 		}
@@ -165,8 +169,36 @@ func TestCrashPoints(t *testing.T) {
 	}
 	_ = os.WriteFile(report, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 	t.Logf("%d crash points walked (list in %s):\n%s", len(walked), report, strings.Join(lines, "\n"))
-	if !t.Failed() && len(walked) < 50 {
+	if !t.Failed() && ran == len(scenarios) && len(walked) < 50 {
 		t.Errorf("only %d crash points walked; want at least 50", len(walked))
+	}
+}
+
+// uninstall asks for the Subscription's operator to be removed (option: delete).
+func uninstall(t *testing.T, ns string) {
+	sub := getSub(t, ns, "cache")
+	patch := client.MergeFrom(sub.DeepCopy())
+	sub.Spec.Option = omv1.OptionDelete
+	if err := cluster.Client.Patch(ctx(), sub, patch); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// uninstalled says whether the Subscription reports its operator removed.
+func uninstalled(t *testing.T, ns string) bool {
+	c := meta.FindStatusCondition(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionInstalled)
+	return c != nil && c.Reason == omv1.ReasonUninstalled
+}
+
+// checkUninstalled asserts that nothing installed for ns is left, nor any CSV.
+func checkUninstalled(t *testing.T, ns string) {
+	t.Helper()
+	if left := owned(t, ns, ""); len(left) > 0 {
+		t.Errorf("%s: objects left after the uninstall: %v", ns, left)
+	}
+	csvs := &omv1alpha1.ClusterServiceVersionList{}
+	if err := cluster.Client.List(ctx(), csvs, client.InNamespace(ns)); err != nil || len(csvs.Items) > 0 {
+		t.Errorf("%s: %d CSVs left (%v)", ns, len(csvs.Items), err)
 	}
 }
 
@@ -218,6 +250,10 @@ func walk(t *testing.T, sc scenario) []crashPoint {
 	}
 	prepare(m, prepareBatch)
 	m.Kill()
+	crashDone := sc.done
+	if sc.crashDone != nil {
+		crashDone = sc.crashDone
+	}
 	for n := 1; n <= 150; n++ {
 		sc.trigger(t, ns(n))
 		crashing, err := cluster.StartManager("crash-"+sc.name, harness.Options{SamplesAsDefault: true, Env: []string{fmt.Sprintf("%s=%d", crashpoint.EnvVar, n)}})
@@ -227,7 +263,7 @@ func walk(t *testing.T, sc scenario) []crashPoint {
 		finished := false
 		select {
 		case <-crashing.Done():
-		case <-waitFor(func() bool { return sc.done(t, ns(n)) }, 3*time.Minute):
+		case <-waitFor(func() bool { return crashDone(t, ns(n)) }, 3*time.Minute):
 			// Done before its Nth write: give late writes (events) a moment to show a
 			// crash; a manager still running then finished the scenario within N-1 writes.
 			select {
@@ -249,6 +285,9 @@ func walk(t *testing.T, sc scenario) []crashPoint {
 			if !ofNamespace(match[1], ns(n)) {
 				t.Errorf("%s N=%d: the crash point %s is not the scenario's (a settled namespace was written to)", sc.name, n, match[1])
 			}
+		}
+		if sc.then != nil {
+			sc.then(t, ns(n))
 		}
 		// Converge this N with a manager that does not crash (and prepare more).
 		normal, err := cluster.StartManager("crash-"+sc.name+"-converge", harness.Options{SamplesAsDefault: true})

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
@@ -34,8 +35,16 @@ func (r *Reconciler) finalize(ctx context.Context, csv *omv1alpha1.ClusterServic
 		return ctrl.Result{}, nil
 	}
 	id := identity.Effective(csv.Namespace, csv.Annotations[omv1.AnnotationServiceAccount], "")
+	entries := csv.Status.Inventory
+	if rendered, err := r.renderedEntries(ctx, csv); err != nil {
+		// Never a reason to keep the CSV: the inventory is complete unless the manager
+		// stopped between an apply and its record.
+		ctrl.LoggerFrom(ctx).Info("uninstalling by the inventory alone: cannot render the CSV", "error", err.Error())
+	} else {
+		entries = plus(entries, rendered)
+	}
 	var first, last []omv1alpha1.InventoryEntry
-	for _, e := range csv.Status.Inventory {
+	for _, e := range entries {
 		if deleteLast[e.Kind] {
 			last = append(last, e)
 		} else {
@@ -61,6 +70,76 @@ func (r *Reconciler) finalize(ctx context.Context, csv *omv1alpha1.ClusterServic
 	patch := client.MergeFrom(csv.DeepCopy())
 	controllerutil.RemoveFinalizer(csv, omv1.Finalizer)
 	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Patch(ctx, csv, patch))
+}
+
+// renderedEntries names the objects the CSV renders to, as its apply would make them. The
+// inventory records what an apply made in the status write after it; a manager stopped
+// between the two (or whose write lost a conflict) leaves objects in the cluster that the
+// inventory does not name, and an uninstall then would leave them behind, Deployments
+// running and cluster-scoped RBAC granted. Only names matter here: webhook certificates
+// are stand-ins, and nothing is written. Each entry is still deleted only if it carries
+// this CSV as its owner.
+func (r *Reconciler) renderedEntries(ctx context.Context, csv *omv1alpha1.ClusterServiceVersion) ([]omv1alpha1.InventoryEntry, error) {
+	if csv.Spec.DecodeError != "" {
+		return nil, nil // never rendered, never applied
+	}
+	var requested []string
+	var config *omv1.SubscriptionConfig
+	if name := csv.Labels[omv1.LabelSubscription]; name != "" {
+		sub := &omv1.Subscription{}
+		switch err := r.Client.Get(ctx, client.ObjectKey{Namespace: csv.Namespace, Name: name}, sub); {
+		case err == nil:
+			requested, config = sub.Spec.TargetNamespaces, sub.Spec.Config
+		case !apierrors.IsNotFound(err):
+			return nil, err
+		}
+	}
+	targets, err := render.TargetNamespaces(csv.Spec.InstallModes, csv.Namespace, requested)
+	if err != nil {
+		return nil, nil // refused before any apply
+	}
+	others, err := r.otherObjects(ctx, csv)
+	if err != nil {
+		return nil, err
+	}
+	stand := []byte("stand-in")
+	certs := map[string]render.ServingCert{}
+	for _, dep := range render.ServingDeployments(&csv.Spec.ClusterServiceVersionSpec) {
+		certs[dep] = render.ServingCert{CA: stand, Cert: stand, Key: stand}
+	}
+	objs, err := render.Render(render.Input{Namespace: csv.Namespace, CSVName: csv.Name, Package: csv.Labels[omv1.LabelPackage],
+		Spec: &csv.Spec.ClusterServiceVersionSpec, TargetNamespaces: targets, Config: config, Others: others, WebhookCerts: certs})
+	if err != nil {
+		return nil, nil // refused before any apply
+	}
+	var out []omv1alpha1.InventoryEntry
+	for _, o := range objs.InApplyOrder() {
+		gvk, err := apiutil.GVKForObject(o, r.Client.Scheme())
+		if err != nil {
+			return nil, err
+		}
+		if gvk.Kind == "CustomResourceDefinition" {
+			continue // custom resources outlive the operator
+		}
+		out = append(out, omv1alpha1.InventoryEntry{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Namespace: o.GetNamespace(), Name: o.GetName()})
+	}
+	return out, nil
+}
+
+// plus is a and the entries of b that a does not name.
+func plus(a, b []omv1alpha1.InventoryEntry) []omv1alpha1.InventoryEntry {
+	seen := map[string]bool{}
+	for _, e := range a {
+		seen[refKey(e)] = true
+	}
+	out := append([]omv1alpha1.InventoryEntry(nil), a...)
+	for _, e := range b {
+		if !seen[refKey(e)] {
+			seen[refKey(e)] = true
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // setDeleting shows the deletion in the CSV's phase, written once.
