@@ -108,6 +108,19 @@ func TestCrashPoints(t *testing.T) {
 			then:  uninstall,
 			done:  uninstalled,
 			check: checkUninstalled},
+		// An upgrade cut short, then given up the same way: neither version's objects stay.
+		{name: "abandon-upgrade", catalog: cluster.SampleDir,
+			prepare: []step{installed("cache-operator.1.1.0", ""), withCache},
+			trigger: func(t *testing.T, ns string) { setStartingCSV(t, ns, "cache-operator.1.2.0") },
+			crashDone: func(t *testing.T, ns string) bool {
+				return settled(t, ns, "cache-operator.v1.2.0", omv1.BlueprintSucceeded)
+			},
+			then: uninstall,
+			done: uninstalled,
+			check: func(t *testing.T, ns string) {
+				checkUninstalled(t, ns)
+				checkCache(t, ns)
+			}},
 		{name: "upgrade", catalog: cluster.SampleDir,
 			prepare: []step{installed("cache-operator.1.1.0", ""), withCache},
 			trigger: func(t *testing.T, ns string) { setStartingCSV(t, ns, "cache-operator.1.2.0") },
@@ -165,7 +178,7 @@ func TestCrashPoints(t *testing.T) {
 	report := filepath.Join(cluster.Work, "crash-points.txt")
 	var lines []string
 	for _, c := range walked {
-		lines = append(lines, fmt.Sprintf("%-9s %3d  %s", c.scenario, c.n, c.write))
+		lines = append(lines, fmt.Sprintf("%-15s %3d  %s", c.scenario, c.n, c.write))
 	}
 	_ = os.WriteFile(report, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 	t.Logf("%d crash points walked (list in %s):\n%s", len(walked), report, strings.Join(lines, "\n"))
