@@ -173,9 +173,15 @@ func available(in Input) *Verdict {
 // moments, and the next check (a health gate's, or the live re-check after it) reads the
 // pods again. Skipping two LISTs on every healthy check is what keeps a fleet's health
 // checks cheap.
-func NeedsPods(d *appsv1.Deployment) bool {
+//
+// Nor are they needed while the controller has not observed the Deployment's generation
+// (the first check after an apply, as a rule): the verdict then is notObserved's, which
+// the pods cannot change, as no pod of that generation exists yet; only a timeout's
+// message names what they show. in gives the Deployment and the gate's timing.
+func NeedsPods(in Input) bool {
+	d := in.Deployment
 	if d.Status.ObservedGeneration < d.Generation {
-		return true
+		return pastTimeout(in)
 	}
 	for _, c := range d.Status.Conditions {
 		if c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse {
@@ -185,8 +191,13 @@ func NeedsPods(d *appsv1.Deployment) bool {
 	return available(Input{Deployment: d}) == nil
 }
 
+// pastTimeout says whether the gate's time is up.
+func pastTimeout(in Input) bool {
+	return in.Timeout > 0 && !in.Started.IsZero() && in.Now.Sub(in.Started) >= in.Timeout
+}
+
 func timedOut(in Input) *Verdict {
-	if in.Timeout <= 0 || in.Started.IsZero() || in.Now.Sub(in.Started) < in.Timeout {
+	if !pastTimeout(in) {
 		return nil
 	}
 	return &Verdict{Failed, ReasonTimeout, fmt.Sprintf("deployment %s not available within %s: %s; %s",

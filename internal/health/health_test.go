@@ -287,32 +287,48 @@ func TestAPIService(t *testing.T) {
 	}
 }
 
-// TestNeedsPods: only a Deployment its controller reports wholly rolled out and available
-// is judged without its pods, and it is judged Healthy from itself.
+// TestNeedsPods: a Deployment its controller reports wholly rolled out and available is
+// judged without its pods, and judged Healthy from itself; one whose generation the
+// controller has not observed yet is judged without them too, and waits, until its gate's
+// time is up, when the timeout's message names what the pods show.
 func TestNeedsPods(t *testing.T) {
 	unobserved := dep(1, 1, 1, 1, availableTrue)
 	unobserved.Generation = 3
+	crashing := []corev1.Pod{pod("op-1", "h", waiting("CrashLoopBackOff", 5))}
 	for _, tc := range []struct {
-		name string
-		d    *appsv1.Deployment
-		want bool
+		name    string
+		d       *appsv1.Deployment
+		elapsed time.Duration // since the gate started; its timeout is a minute
+		want    bool
 	}{
-		{"available", dep(2, 2, 2, 2, availableTrue), false},
-		{"available without the condition", dep(2, 2, 2, 2), true},
-		{"one replica not available", dep(2, 2, 1, 2, availableTrue), true},
-		{"not all updated", dep(2, 1, 2, 2, availableTrue), true},
-		{"old replicas remain", dep(2, 2, 2, 3, availableTrue), true},
-		{"generation not observed", unobserved, true},
-		{"progress deadline exceeded", dep(1, 1, 1, 1, availableTrue, deadlineExceeded), true},
+		{"available", dep(2, 2, 2, 2, availableTrue), 0, false},
+		{"available without the condition", dep(2, 2, 2, 2), 0, true},
+		{"one replica not available", dep(2, 2, 1, 2, availableTrue), 0, true},
+		{"not all updated", dep(2, 1, 2, 2, availableTrue), 0, true},
+		{"old replicas remain", dep(2, 2, 2, 3, availableTrue), 0, true},
+		{"generation not observed", unobserved, 10 * time.Second, false},
+		{"generation not observed past the timeout", unobserved, time.Minute, true},
+		{"progress deadline exceeded", dep(1, 1, 1, 1, availableTrue, deadlineExceeded), 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := NeedsPods(tc.d); got != tc.want {
+			in := Input{Deployment: tc.d, Started: t0, Timeout: time.Minute, Now: t0.Add(tc.elapsed)}
+			if got := NeedsPods(in); got != tc.want {
 				t.Fatalf("NeedsPods = %v, want %v", got, tc.want)
 			}
-			if !tc.want {
-				if v := Deployment(Input{Deployment: tc.d, Now: t0}); v.State != Healthy {
-					t.Errorf("judged without pods: %+v, want Healthy", v)
+			if tc.want {
+				return
+			}
+			without := Deployment(in)
+			if tc.d.Status.ObservedGeneration >= tc.d.Generation {
+				if without.State != Healthy {
+					t.Errorf("judged without pods: %+v, want Healthy", without)
 				}
+				return
+			}
+			// Not observed: what the pods would show does not change the verdict.
+			in.Pods, in.CurrentHash = crashing, "h"
+			if with := Deployment(in); with != without || without.Reason != ReasonNotObserved {
+				t.Errorf("judged without pods: %+v; with them: %+v; want both %s", without, with, ReasonNotObserved)
 			}
 		})
 	}

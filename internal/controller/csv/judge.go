@@ -37,7 +37,7 @@ func (r *Reconciler) judge(ctx context.Context, s *scope) (bool, error) {
 	}
 	var verdicts []health.Verdict
 	for _, want := range s.deploys {
-		in, err := r.healthInput(ctx, want)
+		in, err := r.healthInput(ctx, want, health.Input{Started: started, Timeout: timeout, Now: s.now})
 		if err != nil {
 			return true, err
 		}
@@ -46,7 +46,6 @@ func (r *Reconciler) judge(ctx context.Context, s *scope) (bool, error) {
 				Message: fmt.Sprintf("deployment %s does not exist yet", want.Name)})
 			continue
 		}
-		in.Started, in.Timeout, in.Now = started, timeout, s.now
 		verdicts = append(verdicts, health.Deployment(*in))
 	}
 	// Owned APIServices: read from the cache (they are watched, so an Available change
@@ -108,9 +107,9 @@ func lookAgainWhileInstalling(started time.Time, timeout time.Duration, now time
 }
 
 // healthInput gathers one Deployment, its pods, its ReplicaSets and its current template
-// hash (the pods and ReplicaSets only when the verdict needs them: health.NeedsPods); nil
-// when the Deployment does not exist.
-func (r *Reconciler) healthInput(ctx context.Context, want *appsv1.Deployment) (*health.Input, error) {
+// hash (the pods and ReplicaSets only when the verdict needs them: health.NeedsPods) into
+// timing, the gate's; nil when the Deployment does not exist.
+func (r *Reconciler) healthInput(ctx context.Context, want *appsv1.Deployment, timing health.Input) (*health.Input, error) {
 	// From the cache, unless it has not yet seen this process's last apply of the
 	// Deployment: a copy older than that would report the previous template's replicas as
 	// this version's, and is read fresh instead.
@@ -128,8 +127,10 @@ func (r *Reconciler) healthInput(ctx context.Context, want *appsv1.Deployment) (
 			return nil, err
 		}
 	}
-	if !health.NeedsPods(d) {
-		return &health.Input{Deployment: d}, nil // wholly available: judged from itself
+	in := timing
+	in.Deployment = d
+	if !health.NeedsPods(in) {
+		return &in, nil // wholly available, or not yet observed: judged from itself
 	}
 	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
 	if err != nil {
@@ -143,7 +144,6 @@ func (r *Reconciler) healthInput(ctx context.Context, want *appsv1.Deployment) (
 	if err := r.APIReader.List(ctx, rss, client.InNamespace(d.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
 		return nil, err
 	}
-	in := &health.Input{Deployment: d}
 	rev := d.Annotations["deployment.kubernetes.io/revision"]
 	for _, rs := range rss.Items {
 		if !metav1.IsControlledBy(&rs, d) {
@@ -156,5 +156,5 @@ func (r *Reconciler) healthInput(ctx context.Context, want *appsv1.Deployment) (
 	}
 	sort.Slice(pods.Items, func(i, j int) bool { return pods.Items[i].Name < pods.Items[j].Name })
 	in.Pods = pods.Items
-	return in, nil
+	return &in, nil
 }
