@@ -44,7 +44,14 @@ type scenario struct {
 	// the crashing manager's run ends at, the first change done.
 	then      func(t *testing.T, ns string)
 	crashDone func(t *testing.T, ns string) bool
+	// stride > 1 walks every stride-th crash point only, unless OPM_CRASH_FULL=1 (make
+	// crash-walk): the second-change scenarios cost 5 to 8 s a point, and make test
+	// walks a sample of theirs beside the full walks of the others.
+	stride int
 }
+
+// EnvCrashFull, set to 1, walks every crash point of every scenario.
+const EnvCrashFull = "OPM_CRASH_FULL"
 
 // step is one step of preparing a namespace: do, then wait until it holds. Steps run for
 // a batch of namespaces at once, so preparing ten costs little more than one.
@@ -115,11 +122,42 @@ func TestCrashPoints(t *testing.T) {
 			crashDone: func(t *testing.T, ns string) bool {
 				return settled(t, ns, "cache-operator.v1.2.0", omv1.BlueprintSucceeded)
 			},
-			then: uninstall,
-			done: uninstalled,
+			then:   uninstall,
+			done:   uninstalled,
+			stride: 3,
 			check: func(t *testing.T, ns string) {
 				checkUninstalled(t, ns)
 				checkCache(t, ns)
+			}},
+		// An upgrade cut short, then retargeted to another version while no manager runs:
+		// the last version asked for runs alone, the one between leaves nothing behind.
+		{name: "retarget", catalog: cluster.SampleDir,
+			prepare: []step{installed("cache-operator.1.0.0", ""), withCache},
+			trigger: func(t *testing.T, ns string) { setStartingCSV(t, ns, "cache-operator.1.1.0") },
+			crashDone: func(t *testing.T, ns string) bool {
+				return settled(t, ns, "cache-operator.v1.1.0", omv1.BlueprintSucceeded)
+			},
+			then:   func(t *testing.T, ns string) { setStartingCSV(t, ns, "cache-operator.1.2.0") },
+			stride: 3,
+			done: func(t *testing.T, ns string) bool {
+				return settled(t, ns, "cache-operator.v1.2.0", omv1.BlueprintSucceeded)
+			},
+			check: func(t *testing.T, ns string) {
+				checkObjects(t, ns, "cache-operator.v1.2.0")
+				checkCache(t, ns)
+				// The upgrade to 1.1.0 is a revision of its own if the crashing manager
+				// opened it: finished, or given up for 1.2.0.
+				var got []string
+				for _, h := range getBlueprint(t, ns, "cache").Status.History {
+					got = append(got, h.Version+":"+string(h.Trigger)+":"+string(h.Outcome))
+				}
+				switch strings.Join(got, " ") {
+				case "1.0.0:Install:Succeeded 1.2.0:Upgrade:Succeeded",
+					"1.0.0:Install:Succeeded 1.1.0:Upgrade:Succeeded 1.2.0:Upgrade:Succeeded",
+					"1.0.0:Install:Succeeded 1.1.0:Upgrade:Superseded 1.2.0:Upgrade:Succeeded":
+				default:
+					t.Errorf("%s: history %v", ns, got)
+				}
 			}},
 		{name: "upgrade", catalog: cluster.SampleDir,
 			prepare: []step{installed("cache-operator.1.1.0", ""), withCache},
@@ -267,8 +305,13 @@ func walk(t *testing.T, sc scenario) []crashPoint {
 	if sc.crashDone != nil {
 		crashDone = sc.crashDone
 	}
-	for n := 1; n <= 150; n++ {
-		sc.trigger(t, ns(n))
+	stride := max(1, sc.stride)
+	if os.Getenv(EnvCrashFull) == "1" {
+		stride = 1
+	}
+	// The i-th namespace takes crash point n.
+	for i, n := 1, 1; n <= 150; i, n = i+1, n+stride {
+		sc.trigger(t, ns(i))
 		crashing, err := cluster.StartManager("crash-"+sc.name, harness.Options{SamplesAsDefault: true, Env: []string{fmt.Sprintf("%s=%d", crashpoint.EnvVar, n)}})
 		if err != nil {
 			t.Fatal(err)
@@ -276,7 +319,7 @@ func walk(t *testing.T, sc scenario) []crashPoint {
 		finished := false
 		select {
 		case <-crashing.Done():
-		case <-waitFor(func() bool { return crashDone(t, ns(n)) }, 3*time.Minute):
+		case <-waitFor(func() bool { return crashDone(t, ns(i)) }, 3*time.Minute):
 			// Done before its Nth write: give late writes (events) a moment to show a
 			// crash; a manager still running then finished the scenario within N-1 writes.
 			select {
@@ -295,24 +338,24 @@ func walk(t *testing.T, sc scenario) []crashPoint {
 				t.Fatalf("%s N=%d: no crash point in the log:\n%s", sc.name, n, crashing.LogTail(2000))
 			}
 			out = append(out, crashPoint{scenario: sc.name, n: n, write: match[1] + " " + match[2]})
-			if !ofNamespace(match[1], ns(n)) {
+			if !ofNamespace(match[1], ns(i)) {
 				t.Errorf("%s N=%d: the crash point %s is not the scenario's (a settled namespace was written to)", sc.name, n, match[1])
 			}
 		}
 		if sc.then != nil {
-			sc.then(t, ns(n))
+			sc.then(t, ns(i))
 		}
 		// Converge this N with a manager that does not crash (and prepare more).
 		normal, err := cluster.StartManager("crash-"+sc.name+"-converge", harness.Options{SamplesAsDefault: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, normal, 3*time.Minute, fmt.Sprintf("%s after a crash after write %d", ns(n), n),
-			func() bool { return sc.done(t, ns(n)) }, describe(ns(n), "cache"))
-		sc.check(t, ns(n))
-		checkNoDuplicateRevisions(t, ns(n))
-		if !finished && prepared == n {
-			prepare(normal, n+prepareBatch)
+		eventually(t, normal, 3*time.Minute, fmt.Sprintf("%s after a crash after write %d", ns(i), n),
+			func() bool { return sc.done(t, ns(i)) }, describe(ns(i), "cache"))
+		sc.check(t, ns(i))
+		checkNoDuplicateRevisions(t, ns(i))
+		if !finished && prepared == i {
+			prepare(normal, i+prepareBatch)
 		}
 		normal.Kill()
 		if finished || t.Failed() {
