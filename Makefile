@@ -113,10 +113,11 @@ compat: controlplane ## Install every package's default-channel head of the shar
 compat-walk: controlplane ## Walk every package's default channel from its oldest version to its head, one version at a time.
 	OPM_COMPAT_PACKAGES=all OPM_COMPAT_MODE=walk OPM_COMPAT_REPORT=$(CURDIR)/compat-walk-report.json go test -count=1 -timeout 170m -v -run TestCompatibility ./test/compat
 
-.PHONY: bench
+.PHONY: crash-walk
 crash-walk: controlplane ## Walk every crash point of every scenario (make test walks a sample of the second-change scenarios).
 	OPM_CRASH_FULL=1 go test -count=1 -timeout 90m -v -run TestCrashPoints ./test/reliability
 
+.PHONY: bench
 bench: ## Run the benchmarks recorded in BENCHMARKS.md.
 	go test -run '^$$' -bench . -benchmem ./...
 
@@ -130,7 +131,6 @@ FLEET_IDLE     ?= 60s
 FLEET_PAIRS    ?= 3
 FLEET_ROUNDS   ?= 5
 
-.PHONY: crash-walk
 .PHONY: bench-cluster
 bench-cluster: controlplane ## The fleet benchmark on fresh full local clusters: the manager against the raw-apply floor and Helm (FLEET_N, FLEET_IDLE, FLEET_PAIRS, FLEET_ROUNDS; report in fleet-report.json).
 	OPM_FLEET_N=$(FLEET_N) OPM_FLEET_IDLE=$(FLEET_IDLE) OPM_FLEET_PAIRS=$(FLEET_PAIRS) OPM_FLEET_ROUNDS=$(FLEET_ROUNDS) OPM_FLEET_REPORT=$(CURDIR)/fleet-report.json \
