@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,13 +26,9 @@ import (
 // the digest of everything that shapes them.
 func (r *Reconciler) build(ctx context.Context, s *scope) (bool, error) {
 	csv := s.csv
-	if name := csv.Labels[omv1.LabelSubscription]; name != "" {
-		sub := &omv1.Subscription{}
-		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: csv.Namespace, Name: name}, sub); err == nil {
-			s.sub = sub
-		} else if !apierrors.IsNotFound(err) {
-			return true, err
-		}
+	var err error
+	if s.sub, err = r.subscriptionOf(ctx, csv); err != nil {
+		return true, err
 	}
 	if csv.Spec.DecodeError != "" {
 		s.decide(omv1alpha1.CSVFailed, ReasonInvalidCSV, "spec does not fit OLM's ClusterServiceVersion: %s", csv.Spec.DecodeError)
@@ -42,12 +37,7 @@ func (r *Reconciler) build(ctx context.Context, s *scope) (bool, error) {
 	// The Blueprint writes the effective identity (the Subscription's ServiceAccount or the
 	// manager's default) on the CSV, so the CSV and its Blueprint always agree.
 	s.id = identity.Effective(csv.Namespace, csv.Annotations[omv1.AnnotationServiceAccount], "")
-	var requested []string
-	var config *omv1.SubscriptionConfig
-	if s.sub != nil {
-		requested, config = s.sub.Spec.TargetNamespaces, s.sub.Spec.Config
-	}
-	targets, err := render.TargetNamespaces(csv.Spec.InstallModes, csv.Namespace, requested)
+	targets, err := targetsOf(csv, s.sub)
 	if err != nil {
 		s.decide(omv1alpha1.CSVFailed, "UnsupportedOperatorGroup", "%v", err)
 		return true, nil
@@ -65,8 +55,7 @@ func (r *Reconciler) build(ctx context.Context, s *scope) (bool, error) {
 	if err != nil {
 		return true, err
 	}
-	objs, err := render.Render(render.Input{Namespace: csv.Namespace, CSVName: csv.Name, Package: csv.Labels[omv1.LabelPackage],
-		Spec: &csv.Spec.ClusterServiceVersionSpec, TargetNamespaces: targets, Config: config, Others: others, WebhookCerts: certs})
+	objs, err := render.Render(renderInput(csv, s.sub, targets, others, certs))
 	if err != nil {
 		s.decide(omv1alpha1.CSVFailed, ReasonInvalidCSV, "%v", err)
 		return true, nil
@@ -91,6 +80,41 @@ func (r *Reconciler) build(ctx context.Context, s *scope) (bool, error) {
 		csv.Status.CRDRepairs = append(csv.Status.CRDRepairs, omv1alpha1.CRDRepair{Name: BundleObjectsRepairName, Changes: objs.Moved})
 	}
 	return false, nil
+}
+
+// subscriptionOf is the Subscription the CSV names, or nil: it names none, or it is gone.
+func (r *Reconciler) subscriptionOf(ctx context.Context, csv *omv1alpha1.ClusterServiceVersion) (*omv1.Subscription, error) {
+	name := csv.Labels[omv1.LabelSubscription]
+	if name == "" {
+		return nil, nil
+	}
+	sub := &omv1.Subscription{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: csv.Namespace, Name: name}, sub); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	return sub, nil
+}
+
+// targetsOf is the namespaces the CSV's operator serves, as its Subscription (nil: none)
+// asks and its install modes allow, or their refusal.
+func targetsOf(csv *omv1alpha1.ClusterServiceVersion, sub *omv1.Subscription) ([]string, error) {
+	var requested []string
+	if sub != nil {
+		requested = sub.Spec.TargetNamespaces
+	}
+	return render.TargetNamespaces(csv.Spec.InstallModes, csv.Namespace, requested)
+}
+
+// renderInput is what the CSV renders from: its spec, its Subscription's config (sub nil:
+// none), the target namespaces, the bundle's other manifests and the webhook certificates.
+func renderInput(csv *omv1alpha1.ClusterServiceVersion, sub *omv1.Subscription, targets []string,
+	others []*unstructured.Unstructured, certs map[string]render.ServingCert) render.Input {
+	var config *omv1.SubscriptionConfig
+	if sub != nil {
+		config = sub.Spec.Config
+	}
+	return render.Input{Namespace: csv.Namespace, CSVName: csv.Name, Package: csv.Labels[omv1.LabelPackage],
+		Spec: &csv.Spec.ClusterServiceVersionSpec, TargetNamespaces: targets, Config: config, Others: others, WebhookCerts: certs}
 }
 
 // renderHash is the digest of the objects to apply and of who applies them: when it

@@ -41,7 +41,7 @@ func (r *Reconciler) finalize(ctx context.Context, csv *omv1alpha1.ClusterServic
 		// stopped between an apply and its record.
 		ctrl.LoggerFrom(ctx).Info("uninstalling by the inventory alone: cannot render the CSV", "error", err.Error())
 	} else {
-		entries = plus(entries, rendered)
+		entries = union(rendered, entries) // each object once, as the inventory recorded it
 	}
 	var first, last []omv1alpha1.InventoryEntry
 	for _, e := range entries {
@@ -83,18 +83,11 @@ func (r *Reconciler) renderedEntries(ctx context.Context, csv *omv1alpha1.Cluste
 	if csv.Spec.DecodeError != "" {
 		return nil, nil // never rendered, never applied
 	}
-	var requested []string
-	var config *omv1.SubscriptionConfig
-	if name := csv.Labels[omv1.LabelSubscription]; name != "" {
-		sub := &omv1.Subscription{}
-		switch err := r.Client.Get(ctx, client.ObjectKey{Namespace: csv.Namespace, Name: name}, sub); {
-		case err == nil:
-			requested, config = sub.Spec.TargetNamespaces, sub.Spec.Config
-		case !apierrors.IsNotFound(err):
-			return nil, err
-		}
+	sub, err := r.subscriptionOf(ctx, csv)
+	if err != nil {
+		return nil, err
 	}
-	targets, err := render.TargetNamespaces(csv.Spec.InstallModes, csv.Namespace, requested)
+	targets, err := targetsOf(csv, sub)
 	if err != nil {
 		return nil, nil // refused before any apply
 	}
@@ -107,8 +100,7 @@ func (r *Reconciler) renderedEntries(ctx context.Context, csv *omv1alpha1.Cluste
 	for _, dep := range render.ServingDeployments(&csv.Spec.ClusterServiceVersionSpec) {
 		certs[dep] = render.ServingCert{CA: stand, Cert: stand, Key: stand}
 	}
-	objs, err := render.Render(render.Input{Namespace: csv.Namespace, CSVName: csv.Name, Package: csv.Labels[omv1.LabelPackage],
-		Spec: &csv.Spec.ClusterServiceVersionSpec, TargetNamespaces: targets, Config: config, Others: others, WebhookCerts: certs})
+	objs, err := render.Render(renderInput(csv, sub, targets, others, certs))
 	if err != nil {
 		return nil, nil // refused before any apply
 	}
@@ -124,22 +116,6 @@ func (r *Reconciler) renderedEntries(ctx context.Context, csv *omv1alpha1.Cluste
 		out = append(out, omv1alpha1.InventoryEntry{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Namespace: o.GetNamespace(), Name: o.GetName()})
 	}
 	return out, nil
-}
-
-// plus is a and the entries of b that a does not name.
-func plus(a, b []omv1alpha1.InventoryEntry) []omv1alpha1.InventoryEntry {
-	seen := map[string]bool{}
-	for _, e := range a {
-		seen[refKey(e)] = true
-	}
-	out := append([]omv1alpha1.InventoryEntry(nil), a...)
-	for _, e := range b {
-		if !seen[refKey(e)] {
-			seen[refKey(e)] = true
-			out = append(out, e)
-		}
-	}
-	return out
 }
 
 // setDeleting shows the deletion in the CSV's phase, written once.

@@ -55,12 +55,26 @@ func TestRenderedEntries(t *testing.T) {
 	}
 
 	inventory := []omv1alpha1.InventoryEntry{{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "guards", Name: "guard-operator", Fingerprint: "7"}}
-	all := plus(inventory, entries)
-	if len(all) != len(entries) || all[0].Fingerprint != "7" {
-		t.Errorf("plus: %d entries (want %d, the inventory's Deployment once, as recorded): %+v", len(all), len(entries), all[0])
+	all := union(entries, inventory) // as finalize adds them up
+	deployments := 0
+	for _, e := range all {
+		if e.Kind == "Deployment" && e.Name == "guard-operator" {
+			deployments++
+			if e.Fingerprint != "7" {
+				t.Errorf("the Deployment is not as the inventory recorded it: %+v", e)
+			}
+		}
+	}
+	if len(all) != len(entries) || deployments != 1 {
+		t.Errorf("union: %d entries (want %d, the inventory's Deployment once, as recorded), the Deployment %d times", len(all), len(entries), deployments)
 	}
 	if len(inventory) != 1 {
-		t.Error("plus changed the inventory it was given")
+		t.Error("union changed the inventory it was given")
+	}
+	for _, e := range entries {
+		if e.Fingerprint != "" {
+			t.Errorf("union changed the rendered entries it was given: %+v", e)
+		}
 	}
 
 	csv.Spec.DecodeError = "spec.install: cannot decode"
