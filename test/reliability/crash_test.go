@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -317,9 +318,10 @@ func walk(t *testing.T, sc scenario) []crashPoint {
 			t.Fatal(err)
 		}
 		finished := false
+		reached, stopWaiting := waitFor(func() bool { return crashDone(t, ns(i)) }, 3*time.Minute)
 		select {
 		case <-crashing.Done():
-		case <-waitFor(func() bool { return crashDone(t, ns(i)) }, 3*time.Minute):
+		case <-reached:
 			// Done before its Nth write: give late writes (events) a moment to show a
 			// crash; a manager still running then finished the scenario within N-1 writes.
 			select {
@@ -328,7 +330,13 @@ func walk(t *testing.T, sc scenario) []crashPoint {
 				finished = true
 				crashing.Kill()
 			}
+		case <-time.After(3*time.Minute + 5*time.Second):
+			stopWaiting()
+			crashing.Kill()
+			t.Fatalf("%s N=%d: the manager neither reached a crash point nor finished within 3 minutes\n%s\n--- manager log (end) ---\n%s",
+				sc.name, n, describe(ns(i), "cache")(), crashing.LogTail(4000))
 		}
+		stopWaiting()
 		if !finished {
 			if code := crashing.ExitCode(); code != crashpoint.ExitCode {
 				t.Fatalf("%s N=%d: the manager exited with %d, not at a crash point:\n%s", sc.name, n, code, crashing.LogTail(4000))
@@ -371,20 +379,34 @@ func ofNamespace(path, ns string) bool {
 	return strings.Contains(path, "/namespaces/"+ns+"/") || strings.Contains(path, "/"+ns+"-") || strings.Contains(path, "/customresourcedefinitions/")
 }
 
-// waitFor closes the returned channel once cond holds (looked at every 100 ms), or never.
-func waitFor(cond func() bool, timeout time.Duration) <-chan struct{} {
+// waitFor closes the returned channel once cond holds (looked at every 100 ms), or never;
+// stop ends the looking. Each look is a few uncached reads the API server answers from
+// etcd, so a waiter left looking while the next manager converges (as one did, every 50
+// ms, for the rest of each crash point) costs the API server much of the CPU the managers
+// under test need.
+func waitFor(cond func() bool, timeout time.Duration) (reached <-chan struct{}, stop func()) {
 	ch := make(chan struct{})
+	quit := make(chan struct{})
 	go func() {
-		deadline := time.Now().Add(timeout)
-		for time.Now().Before(deadline) {
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		deadline := time.After(timeout)
+		for {
 			if cond() {
 				close(ch)
 				return
 			}
-			time.Sleep(50 * time.Millisecond)
+			select {
+			case <-quit:
+				return
+			case <-deadline:
+				return
+			case <-tick.C:
+			}
 		}
 	}()
-	return ch
+	var once sync.Once
+	return ch, func() { once.Do(func() { close(quit) }) }
 }
 
 // writeCrashFastCatalog copies the samples with cache-operator 1.3.0 crashing at once
