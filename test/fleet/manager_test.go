@@ -32,44 +32,10 @@ import (
 // operator_manager_api_requests_total metric.
 type requests map[string]float64
 
-// scrape reads the manager's request counters and its resident memory.
+// scrape reads the manager's request counters.
 func scrape(m *harness.Manager) (requests, error) {
-	resp, err := http.Get("http://" + m.Metrics + "/metrics")
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	out := requests{}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	const prefix = "operator_manager_api_requests_total{"
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, prefix) {
-			continue
-		}
-		labels, value, ok := strings.Cut(strings.TrimPrefix(line, prefix), "} ")
-		if !ok {
-			continue
-		}
-		var verb, resource string
-		for _, kv := range strings.Split(labels, ",") {
-			k, v, _ := strings.Cut(kv, "=")
-			v = strings.Trim(v, `"`)
-			switch k {
-			case "verb":
-				verb = v
-			case "resource":
-				resource = v
-			}
-		}
-		n, err := strconv.ParseFloat(value, 64)
-		if err != nil {
-			return nil, fmt.Errorf("metric line %q: %w", line, err)
-		}
-		out[verb+" "+resource] += n
-	}
-	return out, sc.Err()
+	r, err := m.APIRequests()
+	return requests(r), err
 }
 
 // minus is what happened between an earlier scrape and this one.

@@ -8,8 +8,10 @@
 package harness
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -216,6 +218,48 @@ func (c *Cluster) StartManager(name string, o Options) (*Manager, error) {
 		close(m.done)
 	}()
 	return m, nil
+}
+
+// APIRequests reads the manager's requests to the API server so far, by "verb resource"
+// (its operator_manager_api_requests_total metric: "get secrets", "patch
+// blueprints.<group>/status").
+func (m *Manager) APIRequests() (map[string]float64, error) {
+	resp, err := http.Get("http://" + m.Metrics + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	const prefix = "operator_manager_api_requests_total{"
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, prefix) {
+			continue
+		}
+		labels, value, ok := strings.Cut(strings.TrimPrefix(line, prefix), "} ")
+		if !ok {
+			continue
+		}
+		var verb, resource string
+		for _, kv := range strings.Split(labels, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			v = strings.Trim(v, `"`)
+			switch k {
+			case "verb":
+				verb = v
+			case "resource":
+				resource = v
+			}
+		}
+		n, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			return nil, fmt.Errorf("metric line %q: %w", line, err)
+		}
+		out[verb+" "+resource] += n
+	}
+	return out, sc.Err()
 }
 
 // Kill ends the process abruptly (SIGKILL), as a crash or node loss would, and waits.

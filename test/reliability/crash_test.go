@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -116,6 +117,23 @@ func TestCrashPoints(t *testing.T) {
 			then:  uninstall,
 			done:  uninstalled,
 			check: checkUninstalled},
+		// An install cut short, then its Subscription deleted (kubectl delete) while no
+		// manager runs: its finalizer holds it until whatever the crash left is removed.
+		{name: "delete", catalog: cluster.SampleDir,
+			trigger: func(t *testing.T, ns string) { subscribe(t, ns, "cache-operator.1.1.0", "") },
+			crashDone: func(t *testing.T, ns string) bool {
+				return settled(t, ns, "cache-operator.v1.1.0", omv1.BlueprintSucceeded)
+			},
+			then:   deleteSubscription,
+			done:   subscriptionGone,
+			stride: 3,
+			check: func(t *testing.T, ns string) {
+				checkUninstalled(t, ns)
+				bps := &omv1.BlueprintList{}
+				if err := cluster.Client.List(ctx(), bps, client.InNamespace(ns)); err != nil || len(bps.Items) > 0 {
+					t.Errorf("%s: %d Blueprints left after the Subscription's deletion (%v)", ns, len(bps.Items), err)
+				}
+			}},
 		// An upgrade cut short, then given up the same way: neither version's objects stay.
 		{name: "abandon-upgrade", catalog: cluster.SampleDir,
 			prepare: []step{installed("cache-operator.1.1.0", ""), withCache},
@@ -234,6 +252,23 @@ func uninstall(t *testing.T, ns string) {
 	if err := cluster.Client.Patch(ctx(), sub, patch); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// deleteSubscription deletes the Subscription, as kubectl delete does.
+func deleteSubscription(t *testing.T, ns string) {
+	if err := cluster.Client.Delete(ctx(), getSub(t, ns, "cache")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// subscriptionGone says whether the Subscription no longer exists: its finalizer, the
+// manager's, was removed once everything it installed was.
+func subscriptionGone(t *testing.T, ns string) bool {
+	err := cluster.Client.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "cache"}, &omv1.Subscription{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.Errorf("%s: reading the Subscription: %v", ns, err)
+	}
+	return apierrors.IsNotFound(err)
 }
 
 // uninstalled says whether the Subscription reports its operator removed.

@@ -2,6 +2,8 @@ package reliability
 
 import (
 	"fmt"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,7 +53,10 @@ spec: {startingCSV: backup-operator.0.2.0, catalog: samples}
 	time.Sleep(3 * time.Second) // the last status patches and events land
 	m.Kill()
 
-	quiet, err := cluster.StartManager("quiet", harness.Options{SamplesAsDefault: true, Env: []string{crashpoint.EnvLogWrites + "=1"}})
+	// With an empty bundle cache, as a manager rescheduled to another node starts (the
+	// cache is an emptyDir): each bundle comes from its stored Secret.
+	quiet, err := cluster.StartManager("quiet", harness.Options{SamplesAsDefault: true, Env: []string{crashpoint.EnvLogWrites + "=1"},
+		Args: []string{"--cache-dir=" + t.TempDir()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,5 +64,30 @@ spec: {startingCSV: backup-operator.0.2.0, catalog: samples}
 	time.Sleep(20 * time.Second)
 	if w := writesIn(quiet); len(w) > 0 {
 		t.Errorf("a manager restarted over settled installations wrote %d times:\n%v", len(w), w)
+	}
+	// Nor does it read much: the kinds it installs are watched (its own objects only), so
+	// what a restart reads directly is what is not, once per installation: its stored
+	// bundle (with the cache empty) and the metadata of its OperatorCondition (the drift
+	// check's first look). A restart of a fleet's manager, or a takeover by its second
+	// replica, must not read every installation's objects or CRDs again.
+	reqs, err := quiet.APIRequests()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const installations = 12
+	var lines []string
+	reads := 0.0
+	for k, v := range reqs {
+		verb, resource, _ := strings.Cut(k, " ")
+		if (verb == "get" || verb == "list") && resource != "" { // "" is discovery
+			lines = append(lines, fmt.Sprintf("%s %.0f", k, v))
+			reads += v
+		}
+	}
+	sort.Strings(lines)
+	t.Logf("reads of the restarted manager over %d settled installations: %.0f\n%s", installations, reads, strings.Join(lines, "\n"))
+	if reads > 2*installations {
+		t.Errorf("a manager restarted over %d settled installations read %.0f objects directly (at most %d expected):\n%s",
+			installations, reads, 2*installations, strings.Join(lines, "\n"))
 	}
 }
