@@ -402,22 +402,25 @@ func (r *Reconciler) prune(ctx context.Context, s *scope) error {
 // finalize deletes the Blueprint's CSVs (whose finalizers remove what they installed) and
 // waits until they are gone. CRDs stay: custom resources outlive the operator.
 func (r *Reconciler) finalize(ctx context.Context, bp *omv1.Blueprint) (ctrl.Result, error) {
-	list := &omv1alpha1.ClusterServiceVersionList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(bp.Namespace), client.MatchingLabels{omv1.LabelSubscription: subscriptionName(bp)}); err != nil {
+	if left, err := r.deleteCSVs(ctx, r.Client, bp); err != nil {
 		return ctrl.Result{}, err
-	}
-	for i := range list.Items {
-		if list.Items[i].DeletionTimestamp.IsZero() {
-			if err := r.Client.Delete(ctx, &list.Items[i]); client.IgnoreNotFound(err) != nil {
-				return ctrl.Result{}, err
-			}
-		}
-	}
-	if len(list.Items) > 0 {
+	} else if left {
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	if !controllerutil.ContainsFinalizer(bp, omv1.Finalizer) {
 		return ctrl.Result{}, nil
+	}
+	// The cache may not hold yet a CSV this Blueprint created a moment ago: an uninstall
+	// asked for while the install starts. Let go of the Blueprint on the cache's word and
+	// that CSV outlives it, its operator running, until the garbage collector gets to it,
+	// while the Subscription already says Uninstalled (crash walk scenario abandon). The
+	// server has the last word, once per uninstall.
+	if r.APIReader != nil {
+		if left, err := r.deleteCSVs(ctx, r.APIReader, bp); err != nil {
+			return ctrl.Result{}, err
+		} else if left {
+			return ctrl.Result{RequeueAfter: time.Second}, nil
+		}
 	}
 	sub := &omv1.Subscription{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: bp.Namespace, Name: subscriptionName(bp)}, sub); err != nil {
@@ -433,6 +436,23 @@ func (r *Reconciler) finalize(ctx context.Context, bp *omv1.Blueprint) (ctrl.Res
 	patch := client.MergeFrom(bp.DeepCopy())
 	controllerutil.RemoveFinalizer(bp, omv1.Finalizer)
 	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Patch(ctx, bp, patch))
+}
+
+// deleteCSVs deletes the Blueprint's CSVs that reader lists, and says whether any were
+// left (being deleted: their finalizers remove what they installed).
+func (r *Reconciler) deleteCSVs(ctx context.Context, reader client.Reader, bp *omv1.Blueprint) (bool, error) {
+	list := &omv1alpha1.ClusterServiceVersionList{}
+	if err := reader.List(ctx, list, client.InNamespace(bp.Namespace), client.MatchingLabels{omv1.LabelSubscription: subscriptionName(bp)}); err != nil {
+		return false, err
+	}
+	for i := range list.Items {
+		if list.Items[i].DeletionTimestamp.IsZero() {
+			if err := r.Client.Delete(ctx, &list.Items[i]); client.IgnoreNotFound(err) != nil {
+				return false, err
+			}
+		}
+	}
+	return len(list.Items) > 0, nil
 }
 
 // deleteCRDs is the explicit opt-in of a Subscription's spec.uninstall.deleteCRDs: once the
