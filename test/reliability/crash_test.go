@@ -415,10 +415,10 @@ func ofNamespace(path, ns string) bool {
 }
 
 // waitFor closes the returned channel once cond holds (looked at every 100 ms), or never;
-// stop ends the looking. Each look is a few uncached reads the API server answers from
-// etcd, so a waiter left looking while the next manager converges (as one did, every 50
-// ms, for the rest of each crash point) costs the API server much of the CPU the managers
-// under test need.
+// stop ends the looking. Each look is a few uncached reads, which a waiter left looking
+// (as one did, every 50 ms, for up to 3 minutes after each crash point) sends the API
+// server to no purpose; stopping it did not change the walk's time measurably (the
+// rollback scenario: 263.7 s before, 265.4 s after).
 func waitFor(cond func() bool, timeout time.Duration) (reached <-chan struct{}, stop func()) {
 	ch := make(chan struct{})
 	quit := make(chan struct{})
