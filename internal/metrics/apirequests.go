@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -15,10 +16,14 @@ import (
 // controller-runtime's rest_client_requests_total counts by HTTP method only, which cannot
 // tell a write from an access review (a POST that changes nothing) or a status patch from
 // an object's: the figures a fleet's API server budget is planned with.
+//
+// Each attempt is counted with its answer's status code ("200", "409", "429"), or "error"
+// when none came: client-go repeats a request the API server's priority and fairness
+// turned away (429), so a busy API server shows as more requests of the same kind.
 var APIRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Name: "operator_manager_api_requests_total",
-	Help: "Requests the manager sent the API server, by verb and resource (group and subresource included).",
-}, []string{"verb", "resource"})
+	Help: "Requests the manager sent the API server, by verb, resource (group and subresource included) and the answer's status code (\"error\" when none came).",
+}, []string{"verb", "resource", "code"})
 
 // InstrumentRequests wraps cfg's transport so every request is counted in APIRequests.
 func InstrumentRequests(cfg *rest.Config) {
@@ -35,11 +40,20 @@ type countingTransport struct{ next http.RoundTripper }
 
 func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	verb, resource := RequestInfo(req.Method, req.URL.Path, req.URL.Query().Get("watch"))
-	APIRequests.WithLabelValues(verb, resource).Inc()
 	if WorkWrite(verb, resource) {
-		workWrites.Add(1)
+		workWrites.Add(1) // before it is sent: a write in flight is work going on
 	}
-	return t.next.RoundTrip(req)
+	resp, err := t.next.RoundTrip(req)
+	APIRequests.WithLabelValues(verb, resource, statusCode(resp, err)).Inc()
+	return resp, err
+}
+
+// statusCode is the code label of an attempt's answer.
+func statusCode(resp *http.Response, err error) string {
+	if err != nil || resp == nil {
+		return "error"
+	}
+	return strconv.Itoa(resp.StatusCode)
 }
 
 // workWrites counts the writes WorkWrite says are work.

@@ -1,6 +1,13 @@
 package metrics
 
-import "testing"
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+	"k8s.io/client-go/rest"
+)
 
 func TestRequestInfo(t *testing.T) {
 	for _, tc := range []struct {
@@ -51,5 +58,51 @@ func TestWorkWrite(t *testing.T) {
 		if got := WorkWrite(verb, resource); got != tc.want {
 			t.Errorf("%s %s (%s %s): WorkWrite %v, want %v", tc.method, tc.path, verb, resource, got, tc.want)
 		}
+	}
+}
+
+// TestRequestsCountedWithTheirAnswer: every attempt is counted once, under the code the
+// API server answered with, or "error" when no answer came.
+func TestRequestsCountedWithTheirAnswer(t *testing.T) {
+	codes := []int{http.StatusOK, http.StatusTooManyRequests, http.StatusOK, http.StatusConflict}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		code := codes[0]
+		codes = codes[1:]
+		w.WriteHeader(code)
+	}))
+	defer srv.Close()
+	cfg := &rest.Config{}
+	InstrumentRequests(cfg)
+	client := &http.Client{Transport: cfg.WrapTransport(http.DefaultTransport)}
+	const path = "/api/v1/namespaces/metrics-test/secrets/s"
+	count := func(code string) float64 {
+		m := &dto.Metric{}
+		if err := APIRequests.WithLabelValues("get", "secrets", code).Write(m); err != nil {
+			t.Fatal(err)
+		}
+		return m.GetCounter().GetValue()
+	}
+	before200, before429 := count("200"), count("429")
+	for range 3 {
+		resp, err := client.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	if got := count("200") - before200; got != 2 {
+		t.Errorf("get secrets answered 200: counted %v, want 2", got)
+	}
+	if got := count("429") - before429; got != 1 {
+		t.Errorf("get secrets answered 429: counted %v, want 1", got)
+	}
+	beforeErr := count("error")
+	srv.Close()
+	if resp, err := client.Get(srv.URL + path); err == nil {
+		resp.Body.Close()
+		t.Fatal("a request to a closed server succeeded")
+	}
+	if got := count("error") - beforeErr; got != 1 {
+		t.Errorf("get secrets with no answer: counted %v under \"error\", want 1", got)
 	}
 }

@@ -223,7 +223,13 @@ func (c *Cluster) StartManager(name string, o Options) (*Manager, error) {
 // APIRequests reads the manager's requests to the API server so far, by "verb resource"
 // (its operator_manager_api_requests_total metric: "get secrets", "patch
 // blueprints.<group>/status").
-func (m *Manager) APIRequests() (map[string]float64, error) {
+func (m *Manager) APIRequests() (map[string]float64, error) { return m.apiRequests(false) }
+
+// APIRequestsWithCodes is APIRequests by "verb resource code", code being the API
+// server's answer ("200", "429") or "error".
+func (m *Manager) APIRequestsWithCodes() (map[string]float64, error) { return m.apiRequests(true) }
+
+func (m *Manager) apiRequests(withCode bool) (map[string]float64, error) {
 	resp, err := http.Get("http://" + m.Metrics + "/metrics")
 	if err != nil {
 		return nil, err
@@ -242,7 +248,7 @@ func (m *Manager) APIRequests() (map[string]float64, error) {
 		if !ok {
 			continue
 		}
-		var verb, resource string
+		var verb, resource, code string
 		for _, kv := range strings.Split(labels, ",") {
 			k, v, _ := strings.Cut(kv, "=")
 			v = strings.Trim(v, `"`)
@@ -251,13 +257,19 @@ func (m *Manager) APIRequests() (map[string]float64, error) {
 				verb = v
 			case "resource":
 				resource = v
+			case "code":
+				code = v
 			}
 		}
 		n, err := strconv.ParseFloat(value, 64)
 		if err != nil {
 			return nil, fmt.Errorf("metric line %q: %w", line, err)
 		}
-		out[verb+" "+resource] += n
+		key := verb + " " + resource
+		if withCode {
+			key += " " + code
+		}
+		out[key] += n
 	}
 	return out, sc.Err()
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -21,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -259,29 +257,13 @@ var watchedKinds = map[string]func() client.Object{
 	"APIService": func() client.Object { return &apiregistrationv1.APIService{} },
 }
 
-// deepChecks remembers when each CSV last had the kinds that are not watched read back.
-var deepChecks = struct {
-	sync.Mutex
-	last map[types.UID]time.Time
-}{last: map[types.UID]time.Time{}}
-
-func deepCheckDue(uid types.UID, now time.Time) bool {
-	deepChecks.Lock()
-	defer deepChecks.Unlock()
-	if t, ok := deepChecks.last[uid]; ok && now.Sub(t) < resyncAfterGate {
-		return false
-	}
-	deepChecks.last[uid] = now
-	return true
-}
-
 // drift names the first inventoried object that was deleted or changed by someone else,
 // or "". Watched kinds are read from the cache on every reconcile (and what the cache
 // says is confirmed with a direct read, since it may lag behind an apply just made); the
 // others (Secrets, ConfigMaps, the bundle's other kinds) by their metadata only, once per
 // resync period.
 func (r *Reconciler) drift(ctx context.Context, s *scope) (string, error) {
-	deep := deepCheckDue(s.csv.UID, s.now)
+	deep := r.deep.due(s.csv.UID, s.now)
 	for _, e := range s.csv.Status.Inventory {
 		key := client.ObjectKey{Namespace: e.Namespace, Name: e.Name}
 		if newObj, ok := watchedKinds[e.Kind]; ok {
@@ -300,11 +282,14 @@ func (r *Reconciler) drift(ctx context.Context, s *scope) (string, error) {
 			continue
 		}
 		how, err := r.driftedLive(ctx, s, e)
-		if err != nil || how != "" {
-			if how != "" {
-				return r.drifted(s, e, how), nil
+		if err != nil {
+			if deep {
+				r.deep.forget(s.csv.UID) // cut short: the next pass checks again
 			}
 			return "", err
+		}
+		if how != "" {
+			return r.drifted(s, e, how), nil
 		}
 	}
 	return "", nil

@@ -85,6 +85,8 @@ type Reconciler struct {
 	applied watermarks
 	// others keeps the parsed other objects of recent bundles, by digest.
 	others othersMemo
+	// deep spaces the drift check of the kinds that are not watched.
+	deep deepChecks
 }
 
 // +kubebuilder:rbac:groups=operators.coreos.com.operator-manager.domain,resources=clusterserviceversions,verbs=get;list;watch;create;update;patch;delete

@@ -31,6 +31,7 @@ var deleteLast = map[string]bool{"Deployment": true}
 // then lets the CSV go. Objects a newer CSV took over carry its owner annotation and stay.
 // CRDs are never in an inventory: custom resources outlive the operator.
 func (r *Reconciler) finalize(ctx context.Context, csv *omv1alpha1.ClusterServiceVersion) (ctrl.Result, error) {
+	r.deep.forget(csv.UID)
 	if !controllerutil.ContainsFinalizer(csv, omv1.Finalizer) {
 		return ctrl.Result{}, nil
 	}
