@@ -78,7 +78,9 @@ type settings struct {
 	// (OPM_FLEET_CONTROLLER_MANAGER_ARGS), for finding what a step waits on there.
 	controllerManagerArgs []string
 	report                string
-	// pprof, when set (OPM_FLEET_PPROF=DIR), saves the settled manager's heap profile there.
+	// pprof, when set (OPM_FLEET_PPROF=DIR), saves there the CPU profiles of the manager and
+	// of each contestant's API server during its install (the floor's first 30 s, the
+	// manager's first 60), and the settled manager's heap profile.
 	pprof string
 	// packages, when set (OPM_FLEET_PACKAGES=a,b), are the only heads installed.
 	packages map[string]bool
@@ -391,6 +393,10 @@ func runFloor(t *testing.T, c *harness.Cluster, s settings, items []item, fig *f
 	}
 	defer f.close()
 	start, cpu0, m0 := time.Now(), clusterCPU(c.Env), readMachineCPU()
+	if s.pprof != "" {
+		apiDone := saveAPIServerProfile(t, c.Env.Config, s.pprof, "floor", 30*time.Second)
+		defer func() { <-apiDone }()
+	}
 	errs, ends := inParallel(items, s.concurrency, func(it *item) error { return f.install(ctx, it) })
 	fig.FloorClusterCPU = cpuSince(cpu0, clusterCPU(c.Env))
 	fig.FloorMachineCPU = readMachineCPU().since(m0)
@@ -470,7 +476,8 @@ func runManager(t *testing.T, c *harness.Cluster, s settings, items []item, fig 
 		// The CPU profile of the install itself: where the manager's share of the two
 		// cores goes while the fleet installs.
 		cpuDone := saveCPUProfile(t, s.pprof, 60*time.Second)
-		defer func() { <-cpuDone }()
+		apiDone := saveAPIServerProfile(t, c.Env.Config, s.pprof, "manager", 60*time.Second)
+		defer func() { <-cpuDone; <-apiDone }()
 	}
 	errs, _ := inParallel(items, s.concurrency, func(it *item) error { return subscribe(ctx, c.Client, it, "", nil) })
 	for _, msg := range failures(items, errs) {

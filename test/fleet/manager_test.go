@@ -18,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -358,6 +359,37 @@ func saveCPUProfile(t *testing.T, dir string, d time.Duration) chan struct{} {
 	go func() {
 		defer close(done)
 		saveProfile(t, dir, fmt.Sprintf("profile?seconds=%d", int(d.Seconds())), "cpu", "CPU profile of the manager during the install")
+	}()
+	return done
+}
+
+// saveAPIServerProfile writes a CPU profile of the cluster's API server over the next d
+// into dir as <who>-apiserver-cpu-<time>.pb.gz: where the API server's share of the two
+// cores goes while a contestant installs the fleet (BENCHMARKS.md, "Where the rest goes").
+func saveAPIServerProfile(t *testing.T, cfg *rest.Config, dir, who string, d time.Duration) chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		what := "CPU profile of the API server while the " + who + " installs"
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			t.Logf("%s: %v", what, err)
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), d+time.Minute)
+		defer cancel()
+		data, err := cs.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
+			Param("seconds", strconv.Itoa(int(d.Seconds()))).Timeout(d + time.Minute).DoRaw(ctx)
+		if err != nil {
+			t.Logf("%s: %v", what, err)
+			return
+		}
+		file := filepath.Join(dir, fmt.Sprintf("%s-apiserver-cpu-%d.pb.gz", who, time.Now().Unix()))
+		if err := os.WriteFile(file, data, 0o644); err != nil {
+			t.Logf("%s: %v", what, err)
+			return
+		}
+		t.Logf("%s: %s", what, file)
 	}()
 	return done
 }
