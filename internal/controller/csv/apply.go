@@ -262,8 +262,13 @@ var watchedKinds = map[string]func() client.Object{
 // says is confirmed with a direct read, since it may lag behind an apply just made); the
 // others (Secrets, ConfigMaps, the bundle's other kinds) by their metadata only, once per
 // resync period.
-func (r *Reconciler) drift(ctx context.Context, s *scope) (string, error) {
+func (r *Reconciler) drift(ctx context.Context, s *scope) (drift string, err error) {
 	deep := r.deep.due(s.csv.UID, s.now)
+	defer func() {
+		if deep && err != nil {
+			r.deep.forget(s.csv.UID) // cut short: the next pass checks again
+		}
+	}()
 	for _, e := range s.csv.Status.Inventory {
 		key := client.ObjectKey{Namespace: e.Namespace, Name: e.Name}
 		if newObj, ok := watchedKinds[e.Kind]; ok {
@@ -283,9 +288,6 @@ func (r *Reconciler) drift(ctx context.Context, s *scope) (string, error) {
 		}
 		how, err := r.driftedLive(ctx, s, e)
 		if err != nil {
-			if deep {
-				r.deep.forget(s.csv.UID) // cut short: the next pass checks again
-			}
 			return "", err
 		}
 		if how != "" {
