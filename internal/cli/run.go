@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/spf13/cobra"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -18,6 +19,7 @@ import (
 func newRunCmd(g *globals) *cobra.Command {
 	opts := manager.Options{}
 	gcPercent := 50
+	memoryLimitRatio := 0.9
 	zapOpts := zap.Options{}
 	var consoleAddr string
 	cmd := &cobra.Command{
@@ -39,6 +41,13 @@ and leader election is on; local runs serve plain /metrics and run alone.`,
 				// default is measured (BENCHMARKS.md). GOGC, and GOMEMLIMIT, still rule
 				// when set and the flag is not.
 				debug.SetGCPercent(gcPercent)
+			}
+			said, err := setGoMemoryLimit(memoryLimitRatio, memlimit.FromCgroup)
+			if err != nil {
+				return err
+			}
+			if said != "" {
+				ctrl.Log.WithName("setup").Info(said)
 			}
 			inCluster := g.kubeconfig == "" && os.Getenv("KUBECONFIG") == "" && os.Getenv("KUBERNETES_SERVICE_HOST") != ""
 			if !cmd.Flags().Changed("leader-elect") {
@@ -110,6 +119,7 @@ and leader election is on; local runs serve plain /metrics and run alone.`,
 	f.DurationVar(&opts.RenewDeadline, "leader-election-renew-deadline", 10*time.Second, "how long the leader keeps trying to renew before it steps down")
 	f.DurationVar(&opts.RetryPeriod, "leader-election-retry-period", 2*time.Second, "how often candidates try to acquire or renew the Lease")
 	f.IntVar(&gcPercent, "gc-percent", gcPercent, "how far (in percent) the heap may grow over the live heap before Go collects: more spends less CPU on collection in a burst of installations and holds more memory at its peak (Go's GOGC; a negative value turns collection off)")
+	f.Float64Var(&memoryLimitRatio, "memory-limit-ratio", memoryLimitRatio, "Go's soft memory limit as a share of the container's memory limit (its cgroup's), so a burst makes Go collect harder before the kernel would kill the process; 0 turns it off; GOMEMLIMIT (a limit) and AUTOMEMLIMIT (a share, or off) rule when set")
 	f.BoolVar(&opts.ReleaseStartPages, "release-start-pages", true, "give back the binary's pages only the start used (package initialisation, setup) before the controllers start, so what stays resident is what the work uses (Linux)")
 	f.DurationVar(&opts.ReleaseQuietPages, "release-quiet-pages", 30*time.Second, "give back the binary's pages and the free heap once the manager has written nothing (but its leader Lease) for this long after a burst of work; the next burst maps back what it uses (Linux; 0: never)")
 	bindGoFlags(cmd, zapOpts.BindFlags)

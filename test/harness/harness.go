@@ -177,6 +177,9 @@ type Options struct {
 	Args []string
 	// Env is extra environment (a crash point).
 	Env []string
+	// MemoryLimit (bytes), when set, runs the manager in a memory cgroup of its own with
+	// that limit, as a container's: StartManager fails where cgroups cannot be made.
+	MemoryLimit int64
 }
 
 // StartManager runs `operator-manager run` as a separate process, as the manager's
@@ -203,18 +206,34 @@ func (c *Cluster) StartManager(name string, o Options) (*Manager, error) {
 		"--catalog-dirs=" + filepath.Join(c.Work, "catalogs"),
 		"--metrics-bind-address=" + m.Metrics, "--health-probe-bind-address=" + m.Probes, "--leader-elect=false"}
 	m.Cmd = exec.Command(c.ManagerBin, append(args, o.Args...)...)
+	var cg *memoryCgroup
+	if o.MemoryLimit > 0 {
+		if cg, err = newMemoryCgroup("operator-manager-"+name, o.MemoryLimit); err != nil {
+			logFile.Close()
+			return nil, err
+		}
+		// The shell moves itself into the cgroup, then becomes the manager: the manager
+		// reads its limit from its first instruction on, as in a container.
+		m.Cmd = exec.Command("/bin/sh", append([]string{"-c", `echo $$ > "$0" && exec "$@"`, cg.procs(), c.ManagerBin}, append(args, o.Args...)...)...)
+	}
 	m.Cmd.Env = append(os.Environ(), o.Env...)
 	m.Cmd.Stdout, m.Cmd.Stderr = logFile, logFile
 	m.Cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	fmt.Fprintf(logFile, "=== %s: starting %s\n", time.Now().Format(time.RFC3339Nano), name)
 	if err := m.Cmd.Start(); err != nil {
 		logFile.Close()
+		if cg != nil {
+			cg.remove()
+		}
 		return nil, err
 	}
 	go func() {
 		_ = m.Cmd.Wait()
 		m.exit = m.Cmd.ProcessState.ExitCode()
 		logFile.Close()
+		if cg != nil {
+			cg.remove()
+		}
 		close(m.done)
 	}()
 	return m, nil
