@@ -42,13 +42,13 @@ func setGoMemoryLimit(ratio float64, limit memlimit.Provider) (string, error) {
 	}
 	set, err := memlimit.Set(memlimit.WithRatio(ratio), memlimit.WithProvider(limit))
 	switch {
-	case errors.Is(err, memlimit.ErrNoCgroup), errors.Is(err, memlimit.ErrNoLimit):
+	case errors.Is(err, memlimit.ErrNoCgroup):
 		return "", nil
 	case err != nil:
 		// Not a reason to stop: the manager runs as before, by GOGC alone.
 		return fmt.Sprintf("Go memory limit left unset: %v", err), nil
 	case set == math.MaxInt64:
-		return "", nil // the cgroup sets no limit
+		return "", nil // the cgroup sets no limit (the library's ErrNoLimit, taken as no limit)
 	}
 	return fmt.Sprintf("Go memory limit %d MiB: a share of the container's memory limit (--memory-limit-ratio, AUTOMEMLIMIT)", set>>20), nil
 }

@@ -42,7 +42,6 @@ func TestSetGoMemoryLimit(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("GOMEMLIMIT", "")
-			t.Setenv("AUTOMEMLIMIT", "")
 			for k, v := range tc.env {
 				t.Setenv(k, v)
 			}

@@ -384,12 +384,7 @@ func saveAPIServerProfile(t *testing.T, cfg *rest.Config, dir, who string, d tim
 			t.Logf("%s: %v", what, err)
 			return
 		}
-		file := filepath.Join(dir, fmt.Sprintf("%s-apiserver-cpu-%d.pb.gz", who, time.Now().Unix()))
-		if err := os.WriteFile(file, data, 0o644); err != nil {
-			t.Logf("%s: %v", what, err)
-			return
-		}
-		t.Logf("%s: %s", what, file)
+		keepProfile(t, dir, who+"-apiserver-cpu", what, data)
 	}()
 	return done
 }
@@ -409,7 +404,13 @@ func saveProfile(t *testing.T, dir, path, kind, what string) {
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
-	file := filepath.Join(dir, fmt.Sprintf("manager-%s-%d.pb.gz", kind, time.Now().Unix()))
+	keepProfile(t, dir, "manager-"+kind, what, data)
+}
+
+// keepProfile writes a fetched profile into dir as <name>-<time>.pb.gz and logs where.
+func keepProfile(t *testing.T, dir, name, what string, data []byte) {
+	t.Helper()
+	file := filepath.Join(dir, fmt.Sprintf("%s-%d.pb.gz", name, time.Now().Unix()))
 	if err := os.WriteFile(file, data, 0o644); err != nil {
 		t.Logf("%s: %v", what, err)
 		return

@@ -205,7 +205,7 @@ func (c *Cluster) StartManager(name string, o Options) (*Manager, error) {
 		"--cache-dir=" + filepath.Join(c.Work, "bundles"), "--manager-namespace=" + ManagerNamespace,
 		"--catalog-dirs=" + filepath.Join(c.Work, "catalogs"),
 		"--metrics-bind-address=" + m.Metrics, "--health-probe-bind-address=" + m.Probes, "--leader-elect=false"}
-	m.Cmd = exec.Command(c.ManagerBin, append(args, o.Args...)...)
+	argv := append([]string{c.ManagerBin}, append(args, o.Args...)...)
 	var cg *memoryCgroup
 	if o.MemoryLimit > 0 {
 		if cg, err = newMemoryCgroup("operator-manager-"+name, o.MemoryLimit); err != nil {
@@ -214,8 +214,9 @@ func (c *Cluster) StartManager(name string, o Options) (*Manager, error) {
 		}
 		// The shell moves itself into the cgroup, then becomes the manager: the manager
 		// reads its limit from its first instruction on, as in a container.
-		m.Cmd = exec.Command("/bin/sh", append([]string{"-c", `echo $$ > "$0" && exec "$@"`, cg.procs(), c.ManagerBin}, append(args, o.Args...)...)...)
+		argv = append([]string{"/bin/sh", "-c", `echo $$ > "$0" && exec "$@"`, cg.procs()}, argv...)
 	}
+	m.Cmd = exec.Command(argv[0], argv[1:]...)
 	m.Cmd.Env = append(os.Environ(), o.Env...)
 	m.Cmd.Stdout, m.Cmd.Stderr = logFile, logFile
 	m.Cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
