@@ -28,15 +28,24 @@ func newInstallCmd(g *globals) *cobra.Command {
 	var timeout, health time.Duration
 	out := &output{}
 	cmd := &cobra.Command{
-		Use:   "install NAME (--csv PACKAGE.VERSION | --package PACKAGE [--channel C] [--version V])",
+		Use:   "install NAME [--csv PACKAGE.VERSION | --package PACKAGE] [--channel C] [--version V]",
 		Short: "Install an operator: create (or update) its Subscription, and with --wait follow it to the end",
+		Long: `Install an operator: create the Subscription NAME, or update it, and with --wait follow it to the end.
+
+The version is named as the original operator-manager named it (--csv, its startingCSV), or
+by package with a channel and an exact version or a range. Without --csv or --package, a
+new Subscription installs the package called NAME, and an existing one keeps what it
+names: --version or --channel alone upgrade or roll it forward within its package, and
+no flags at all install it again after an uninstall (option: delete).`,
 		Example: `  operator-manager install prometheus --csv prometheus.0.22.2 --wait
-  operator-manager install cache --package cache-operator --version ">=1.1.0 <1.3.0" --catalog samples --wait`,
+  operator-manager install cache-operator --wait
+  operator-manager install cache --package cache-operator --version ">=1.1.0 <1.3.0" --catalog samples --wait
+  operator-manager install cache --version 1.2.0 --wait`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: g.completeSubscriptions,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if (spec.StartingCSV == "") == (spec.Package == "") {
-				return usageError("give exactly one of --csv and --package")
+			if spec.StartingCSV != "" && spec.Package != "" {
+				return usageError("give at most one of --csv and --package")
 			}
 			c, ns, err := g.clientAndNamespace()
 			if err != nil {
@@ -49,18 +58,33 @@ func newInstallCmd(g *globals) *cobra.Command {
 			sub := &omv1.Subscription{ObjectMeta: metav1.ObjectMeta{Name: args[0], Namespace: ns}}
 			ctx, w := cmd.Context(), out.human(cmd)
 			err = c.Get(ctx, client.ObjectKeyFromObject(sub), sub)
+			if err != nil && !apierrors.IsNotFound(err) {
+				return err
+			}
+			var existing *omv1.SubscriptionSpec
+			if err == nil {
+				existing = &sub.Spec
+			}
+			want, err := wantedVersion(sub.Name, existing, spec, cmd.Flags().Changed("channel"), cmd.Flags().Changed("version"))
+			if err != nil {
+				return err
+			}
+			fromName := existing == nil && spec.StartingCSV == "" && spec.Package == ""
 			switch {
-			case apierrors.IsNotFound(err):
+			case existing == nil:
+				spec.StartingCSV, spec.Package, spec.Channel, spec.Version = want.StartingCSV, want.Package, want.Channel, want.Version
 				sub.Spec = spec
 				if err := c.Create(ctx, sub); err != nil {
 					return err
 				}
-				fmt.Fprintf(w, "subscription %s/%s created\n", ns, sub.Name)
-			case err != nil:
-				return err
+				how := ""
+				if fromName {
+					how = fmt.Sprintf(" (package %s, from its name)", sub.Name)
+				}
+				fmt.Fprintf(w, "subscription %s/%s created%s\n", ns, sub.Name, how)
 			default:
 				patch := client.MergeFrom(sub.DeepCopy())
-				sub.Spec.StartingCSV, sub.Spec.Package, sub.Spec.Channel, sub.Spec.Version = spec.StartingCSV, spec.Package, spec.Channel, spec.Version
+				sub.Spec.StartingCSV, sub.Spec.Package, sub.Spec.Channel, sub.Spec.Version = want.StartingCSV, want.Package, want.Channel, want.Version
 				sub.Spec.Option = omv1.OptionCreate
 				if spec.Catalog != "" {
 					sub.Spec.Catalog = spec.Catalog
@@ -95,6 +119,36 @@ func newInstallCmd(g *globals) *cobra.Command {
 	f.BoolVar(&wait, "wait", false, "wait until the operator is installed and healthy, printing progress")
 	f.DurationVar(&timeout, "timeout", 10*time.Minute, "how long --wait waits")
 	return cmd
+}
+
+// wantedVersion is what install asks for: the version flags given, else what the
+// existing Subscription names (a new one: the package called name). A Subscription that
+// names its version by startingCSV has no channel or range to change: --version or
+// --channel alone are refused for it rather than guessed into a package.
+func wantedVersion(name string, existing *omv1.SubscriptionSpec, flags omv1.SubscriptionSpec, channelSet, versionSet bool) (omv1.SubscriptionSpec, error) {
+	want := omv1.SubscriptionSpec{StartingCSV: flags.StartingCSV, Package: flags.Package, Channel: flags.Channel, Version: flags.Version}
+	switch {
+	case flags.StartingCSV != "" || flags.Package != "":
+		return want, nil
+	case existing == nil:
+		want.Package = name
+		return want, nil
+	case existing.Package != "":
+		want.Package = existing.Package
+		if !channelSet {
+			want.Channel = existing.Channel
+		}
+		if !versionSet {
+			want.Version = existing.Version
+		}
+		return want, nil
+	case channelSet || versionSet:
+		return want, usageError("subscription %s names its version by startingCSV (%s): give --csv for another version, or --package to follow a channel or a version range",
+			name, existing.StartingCSV)
+	default:
+		want.StartingCSV = existing.StartingCSV
+		return want, nil
+	}
 }
 
 func newUninstallCmd(g *globals) *cobra.Command {
@@ -375,7 +429,7 @@ func waitSubscription(ctx context.Context, c client.Client, key client.ObjectKey
 		result = res
 		var csv *omv1alpha1.ClusterServiceVersion
 		if !ok {
-			csv = judgingCSV(ctx, c, bp)
+			csv = revisionCSV(ctx, c, bp)
 		}
 		return progressLine(sub, bp, csv, gone), ok, nil
 	}, wake)
@@ -385,10 +439,11 @@ func waitSubscription(ctx context.Context, c client.Client, key client.ObjectKey
 	return result
 }
 
-// judgingCSV is the CSV of the Blueprint's revision in progress when it has started to
-// judge it; nil otherwise, or when it cannot be read (a person allowed to read
+// revisionCSV is the CSV of the Blueprint's revision in progress once it has taken that
+// revision up: while it judges it, and after it reached its outcome until the Blueprint
+// records it. nil otherwise, or when it cannot be read (a person allowed to read
 // Subscriptions but not CSVs still sees the Blueprint's words).
-func judgingCSV(ctx context.Context, c client.Client, bp *omv1.Blueprint) *omv1alpha1.ClusterServiceVersion {
+func revisionCSV(ctx context.Context, c client.Client, bp *omv1.Blueprint) *omv1alpha1.ClusterServiceVersion {
 	if bp == nil || len(bp.Status.History) == 0 {
 		return nil
 	}
@@ -397,20 +452,31 @@ func judgingCSV(ctx context.Context, c client.Client, bp *omv1.Blueprint) *omv1a
 		return nil
 	}
 	csv := &omv1alpha1.ClusterServiceVersion{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: bp.Namespace, Name: w.CSVName}, csv); err != nil || !csv.Judging(w.Revision) {
+	if err := c.Get(ctx, client.ObjectKey{Namespace: bp.Namespace, Name: w.CSVName}, csv); err != nil || csv.Status.Revision != w.Revision {
 		return nil
 	}
 	return csv
 }
 
+// inProgress are the Subscription's status words while a change is under way.
+var inProgress = map[string]bool{"pending": true, "installing": true, "upgrading": true, "rollingback": true}
+
 // progressLine is what a wait prints: the Subscription's status and Ready condition, and
-// while a change is in progress the freshest words for it: the CSV's own while it rolls
-// the revision out (the Blueprint repeats them only now and then), else the Blueprint's
-// (the Subscription repeats those only now and then: statuswrite.SummaryInterval). csv is
-// the CSV judging the revision in progress, or nil.
+// the freshest words for the change, which never go back to an earlier step. Each object
+// repeats the words of the one below it only now and then (statuswrite.SummaryInterval),
+// so while a revision is in progress the words are the CSV's own, live, from the moment
+// it takes the revision up until the Blueprint records its outcome (before, the
+// Blueprint's words, of its CRDs and of creating the CSV); once the Blueprint has recorded
+// the outcome, its words until the Subscription repeats them. csv is the CSV of the
+// revision in progress (revisionCSV), or nil.
 func progressLine(sub *omv1.Subscription, bp *omv1.Blueprint, csv *omv1alpha1.ClusterServiceVersion, gone bool) string {
 	if gone {
 		return "subscription is gone"
+	}
+	if g := sub.Status.ObservedGeneration; g > 0 && g < sub.Generation {
+		// Its status still tells of the spec before the change: printing it would say
+		// "succeeded" of the version being left.
+		return fmt.Sprintf("waiting for the manager to take up the change (generation %d; its status is of generation %d)", sub.Generation, g)
 	}
 	parts := []string{}
 	if sub.Status.Opstatus != "" {
@@ -419,11 +485,17 @@ func progressLine(sub *omv1.Subscription, bp *omv1.Blueprint, csv *omv1alpha1.Cl
 	if c := meta.FindStatusCondition(sub.Status.Conditions, omv1.ConditionReady); c != nil {
 		msg := c.Message
 		if bp != nil {
-			if p := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionProgressing); p != nil && p.Status == metav1.ConditionTrue {
+			p := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionProgressing)
+			ready := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionReady)
+			switch {
+			case p != nil && p.Status == metav1.ConditionTrue && csv != nil:
+				msg = csv.RevisionProgress()
+			case p != nil && p.Status == metav1.ConditionTrue:
 				msg = p.Message
-				if csv != nil {
-					msg = csv.RevisionProgress()
-				}
+			case ready != nil && bp.Status.Phase != "" && inProgress[sub.Status.Opstatus] && !inProgress[strings.ToLower(string(bp.Status.Phase))]:
+				// The Blueprint has its outcome; the Subscription still says the change
+				// goes on, and would print words older than the ones just printed.
+				msg = ready.Message
 			}
 		}
 		parts = append(parts, fmt.Sprintf("%s=%s (%s): %s", c.Type, c.Status, c.Reason, msg))

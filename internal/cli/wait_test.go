@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -146,39 +147,70 @@ func wakeUp(wake chan struct{}) {
 	}
 }
 
-// TestProgressLine: while a revision rolls out, a wait prints the CSV's own words, live,
-// not the Blueprint's summary of them, which may be a minute old.
+// TestProgressLine: a wait prints the freshest words for the change and never goes back
+// to an earlier step: the CSV's own while it judges the revision and once it has its
+// outcome (the Blueprint's summary of them may be a minute old, and says the CRDs were
+// awaited until the Blueprint records the outcome); the Blueprint's outcome while the
+// Subscription still says the change goes on.
 func TestProgressLine(t *testing.T) {
 	sub := &omv1.Subscription{}
 	sub.Status.Opstatus = "installing"
 	sub.Status.Conditions = []metav1.Condition{{Type: omv1.ConditionReady, Status: metav1.ConditionFalse, Reason: "Install", Message: "summary"}}
 	bp := &omv1.Blueprint{}
+	bp.Status.Phase = omv1.BlueprintInstalling
 	bp.Status.Conditions = []metav1.Condition{{Type: omv1.ConditionProgressing, Status: metav1.ConditionTrue, Reason: "Install",
-		Message: "revision 1: x.v1 is Installing: 0/1 available"}}
+		Message: "waiting for CRD x.example.com to be Established"}}
 	csv := &omv1alpha1.ClusterServiceVersion{ObjectMeta: metav1.ObjectMeta{Name: "x.v1"}}
 	csv.Status.Revision, csv.Status.Phase, csv.Status.Message = 1, omv1alpha1.CSVInstalling, "1/1 available, waiting for the health check"
-	settled := bp.DeepCopy()
-	settled.Status.Conditions[0].Status = metav1.ConditionFalse
+	concluded := csv.DeepCopy()
+	concluded.Status.Phase, concluded.Status.Message = omv1alpha1.CSVSucceeded, "install strategy completed"
+	// The Blueprint has its outcome, the Subscription not yet.
+	recorded := bp.DeepCopy()
+	recorded.Status.Phase = omv1.BlueprintSucceeded
+	recorded.Status.Conditions = []metav1.Condition{{Type: omv1.ConditionProgressing, Status: metav1.ConditionFalse, Reason: "Succeeded"},
+		{Type: omv1.ConditionReady, Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "x.v1 is installed and healthy"}}
+	// Both agree: the Subscription's words.
+	caughtUp := sub.DeepCopy()
+	caughtUp.Status.Opstatus = "succeeded"
+	caughtUp.Status.Conditions[0] = metav1.Condition{Type: omv1.ConditionReady, Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "x.v1 is installed and healthy"}
+	// The Subscription has a trouble of its own (its catalog lost the package): the
+	// Blueprint's outcome of the last change says nothing of it.
+	unresolved := sub.DeepCopy()
+	unresolved.Status.Opstatus = "resolve failed"
+	unresolved.Status.Conditions[0] = metav1.Condition{Type: omv1.ConditionReady, Status: metav1.ConditionFalse, Reason: "ResolutionFailed", Message: "no package x"}
+	settledUnknown := recorded.DeepCopy()
+	settledUnknown.Status.Conditions = settledUnknown.Status.Conditions[:1]
 	for _, tc := range []struct {
 		name string
+		sub  *omv1.Subscription
 		bp   *omv1.Blueprint
 		csv  *omv1alpha1.ClusterServiceVersion
 		want string
 	}{
-		{"the CSV judges the revision: its words", bp, csv, "installing Ready=False (Install): revision 1: x.v1 is Installing: 1/1 available, waiting for the health check"},
-		{"no CSV judging yet: the Blueprint's", bp, nil, "installing Ready=False (Install): revision 1: x.v1 is Installing: 0/1 available"},
-		{"nothing in progress: the Subscription's", settled, csv, "installing Ready=False (Install): summary"},
-		{"no Blueprint: the Subscription's", nil, nil, "installing Ready=False (Install): summary"},
+		{"the CSV judges the revision: its words", sub, bp, csv, "installing Ready=False (Install): revision 1: x.v1 is Installing: 1/1 available, waiting for the health check"},
+		{"the CSV has its outcome, the Blueprint not yet: the CSV's words, not the CRD wait again", sub, bp, concluded,
+			"installing Ready=False (Install): revision 1: x.v1 is Succeeded: install strategy completed"},
+		{"no CSV on the revision yet: the Blueprint's", sub, bp, nil, "installing Ready=False (Install): waiting for CRD x.example.com to be Established"},
+		{"the Blueprint has its outcome, the Subscription not yet: the Blueprint's", sub, recorded, nil, "installing Ready=False (Install): x.v1 is installed and healthy"},
+		{"the Blueprint's outcome without its Ready words: the Subscription's", sub, settledUnknown, nil, "installing Ready=False (Install): summary"},
+		{"both agree: the Subscription's", caughtUp, recorded, nil, "succeeded Ready=True (Succeeded): x.v1 is installed and healthy"},
+		{"the Subscription's own trouble: its words", unresolved, recorded, nil, "resolve failed Ready=False (ResolutionFailed): no package x"},
+		{"no Blueprint: the Subscription's", sub, nil, nil, "installing Ready=False (Install): summary"},
+		{"a change not yet taken up: not the status of the spec before it", func() *omv1.Subscription {
+			s := caughtUp.DeepCopy()
+			s.Generation, s.Status.ObservedGeneration = 3, 2
+			return s
+		}(), recorded, nil, "waiting for the manager to take up the change (generation 3; its status is of generation 2)"},
 	} {
-		if got := progressLine(sub, tc.bp, tc.csv, false); got != tc.want {
+		if got := progressLine(tc.sub, tc.bp, tc.csv, false); got != tc.want {
 			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
 		}
 	}
 }
 
-// TestJudgingCSV: the CSV counts only while it judges the Blueprint's revision in
-// progress.
-func TestJudgingCSV(t *testing.T) {
+// TestRevisionCSV: the CSV counts from when it takes the Blueprint's revision in progress
+// up until the Blueprint records that revision's outcome.
+func TestRevisionCSV(t *testing.T) {
 	bp := &omv1.Blueprint{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "x"}}
 	bp.Status.History = []omv1.Revision{{Revision: 1, CSVName: "x.v1", Outcome: omv1.OutcomeSucceeded}, {Revision: 2, CSVName: "x.v2"}}
 	csv := func(name string, rev int64, phase omv1alpha1.CSVPhase) *omv1alpha1.ClusterServiceVersion {
@@ -195,15 +227,59 @@ func TestJudgingCSV(t *testing.T) {
 		want bool
 	}{
 		{"judging the revision in progress", bp, csv("x.v2", 2, omv1alpha1.CSVInstalling), true},
+		{"its outcome reached, not yet recorded by the Blueprint", bp, csv("x.v2", 2, omv1alpha1.CSVFailed), true},
 		{"still on the revision before", bp, csv("x.v2", 1, omv1alpha1.CSVSucceeded), false},
-		{"its outcome reached", bp, csv("x.v2", 2, omv1alpha1.CSVFailed), false},
 		{"no CSV yet", bp, csv("other", 2, omv1alpha1.CSVInstalling), false},
 		{"nothing in progress", func() *omv1.Blueprint { b := bp.DeepCopy(); b.Status.History[1].Outcome = omv1.OutcomeFailed; return b }(), csv("x.v2", 2, omv1alpha1.CSVInstalling), false},
 		{"no Blueprint", nil, csv("x.v2", 2, omv1alpha1.CSVInstalling), false},
 	} {
 		c := fake.NewClientBuilder().WithScheme(s).WithObjects(tc.csv).Build()
-		if got := judgingCSV(context.Background(), c, tc.bp); (got != nil) != tc.want {
+		if got := revisionCSV(context.Background(), c, tc.bp); (got != nil) != tc.want {
 			t.Errorf("%s: got %v, want a CSV: %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestWantedVersion: install without --csv or --package installs the package of its name
+// when new, and keeps what an existing Subscription names, changing only the flags given.
+func TestWantedVersion(t *testing.T) {
+	byPackage := &omv1.SubscriptionSpec{Package: "cache-operator", Channel: "stable", Version: "1.1.0"}
+	byCSV := &omv1.SubscriptionSpec{StartingCSV: "prometheus.0.22.2"}
+	for _, tc := range []struct {
+		name                   string
+		existing               *omv1.SubscriptionSpec
+		flags                  omv1.SubscriptionSpec
+		channelSet, versionSet bool
+		want                   omv1.SubscriptionSpec
+		err                    string
+	}{
+		{name: "new, no flags: the package of its name", flags: omv1.SubscriptionSpec{}, want: omv1.SubscriptionSpec{Package: "cache"}},
+		{name: "new, a version: the package of its name at it", flags: omv1.SubscriptionSpec{Version: "1.2.0"}, versionSet: true,
+			want: omv1.SubscriptionSpec{Package: "cache", Version: "1.2.0"}},
+		{name: "new, --csv", flags: omv1.SubscriptionSpec{StartingCSV: "prometheus.0.22.2"}, want: omv1.SubscriptionSpec{StartingCSV: "prometheus.0.22.2"}},
+		{name: "existing, --version alone: its package and channel kept", existing: byPackage, flags: omv1.SubscriptionSpec{Version: "1.2.0"}, versionSet: true,
+			want: omv1.SubscriptionSpec{Package: "cache-operator", Channel: "stable", Version: "1.2.0"}},
+		{name: "existing, --channel alone: its version kept", existing: byPackage, flags: omv1.SubscriptionSpec{Channel: "beta"}, channelSet: true,
+			want: omv1.SubscriptionSpec{Package: "cache-operator", Channel: "beta", Version: "1.1.0"}},
+		{name: "existing, --version \"\": any version", existing: byPackage, flags: omv1.SubscriptionSpec{}, versionSet: true,
+			want: omv1.SubscriptionSpec{Package: "cache-operator", Channel: "stable"}},
+		{name: "existing, no flags: installed again as it was", existing: byPackage, want: *byPackage},
+		{name: "existing by startingCSV, no flags: as it was", existing: byCSV, want: *byCSV},
+		{name: "existing by startingCSV, --version alone: refused, not guessed", existing: byCSV, flags: omv1.SubscriptionSpec{Version: "0.23.0"}, versionSet: true,
+			err: "names its version by startingCSV (prometheus.0.22.2)"},
+		{name: "existing, --package: the flags as given", existing: byPackage, flags: omv1.SubscriptionSpec{Package: "other"},
+			want: omv1.SubscriptionSpec{Package: "other"}},
+	} {
+		got, err := wantedVersion("cache", tc.existing, tc.flags, tc.channelSet, tc.versionSet)
+		switch {
+		case tc.err != "":
+			if err == nil || !strings.Contains(err.Error(), tc.err) || exitCode(err) != ExitUsage {
+				t.Errorf("%s: got %v, want a usage error with %q", tc.name, err, tc.err)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case !reflect.DeepEqual(got, tc.want):
+			t.Errorf("%s: got %+v, want %+v", tc.name, got, tc.want)
 		}
 	}
 }

@@ -240,8 +240,18 @@ func slowRollout(in Input) *Verdict {
 	return &Verdict{Progressing, ReasonRollingOut, rolloutProgress(in.Deployment) + "; " + strings.Join(why, "; ")}
 }
 
+// rolloutProgress says how far a rollout is. Available counts the old pods as well as the
+// new, so while old ones still run it says so: "1/1 replicas updated, 1 available" alone
+// reads as a healthy rollout when the one available pod is the old version's.
 func rolloutProgress(d *appsv1.Deployment) string {
-	return fmt.Sprintf("%d/%d replicas updated, %d available", d.Status.UpdatedReplicas, wantedReplicas(d), d.Status.AvailableReplicas)
+	msg := fmt.Sprintf("%d/%d replicas updated, %d available", d.Status.UpdatedReplicas, wantedReplicas(d), d.Status.AvailableReplicas)
+	switch old := d.Status.Replicas - d.Status.UpdatedReplicas; {
+	case old == 1:
+		msg += ", 1 old replica still running"
+	case old > 1:
+		msg += fmt.Sprintf(", %d old replicas still running", old)
+	}
+	return msg
 }
 
 // wantedReplicas is the Deployment's replicas, 1 when unset as the API server defaults it.

@@ -96,7 +96,8 @@ func TestDeployment(t *testing.T) {
 	}{
 		{"available", Input{Deployment: dep(2, 2, 2, 2, availableTrue), Now: t0}, Healthy, ReasonAvailable, []string{"2/2 replicas updated and available"}},
 		{"old replicas remain", Input{Deployment: dep(2, 2, 2, 3, availableTrue), Now: t0}, Progressing, ReasonRollingOut, []string{"2/2 replicas updated"}},
-		{"rolling out", Input{Deployment: dep(2, 1, 1, 2), Started: t0, Timeout: time.Minute, Now: t0.Add(30 * time.Second)}, Progressing, ReasonRollingOut, []string{"1/2 replicas updated, 1 available"}},
+		{"rolling out", Input{Deployment: dep(2, 1, 1, 2), Started: t0, Timeout: time.Minute, Now: t0.Add(30 * time.Second)}, Progressing, ReasonRollingOut, []string{"1/2 replicas updated, 1 available, 1 old replica still running"}},
+		{"rolling out, the old pods serving", Input{Deployment: dep(3, 3, 2, 5), Started: t0, Timeout: time.Minute, Now: t0.Add(30 * time.Second)}, Progressing, ReasonRollingOut, []string{"3/3 replicas updated, 2 available, 2 old replicas still running"}},
 		{"rollout just started names no pods", Input{Deployment: dep(1, 1, 0, 1), Pods: []corev1.Pod{pod("op-1-a", "1")}, Started: t0, Timeout: 5 * time.Minute, Now: t0.Add(10 * time.Second)},
 			Progressing, ReasonRollingOut, []string{"1/1 replicas updated, 0 available", "!pod op-1-a"}},
 		{"slow rollout names the pods not ready", Input{Deployment: dep(1, 1, 0, 1), Pods: []corev1.Pod{pod("op-1-a", "1")}, Started: t0, Timeout: 5 * time.Minute, Now: t0.Add(31 * time.Second)},

@@ -207,7 +207,7 @@ func TestCLIScripted(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stderr, `"nosuch" not found`) {
 		t.Errorf("status of a missing installation: exit %d\n%s", r.code, r.stderr)
 	}
-	for _, args := range [][]string{{"catalog", "mirrors", "a", "b"}, {"bogus"}, {"dev", "upp"}, {"list", "extra"}, {"list", "--bogus"}, {"list", "-o", "xml"}, {"install", "x"}} {
+	for _, args := range [][]string{{"catalog", "mirrors", "a", "b"}, {"bogus"}, {"dev", "upp"}, {"list", "extra"}, {"list", "--bogus"}, {"list", "-o", "xml"}, {"install", "x", "--csv", "x.1.0.0", "--package", "x"}} {
 		r = script(t, args...)
 		if r.code != 2 || r.stdout != "" || !strings.Contains(r.stderr, "Error: ") {
 			t.Errorf("%v: want exit 2, nothing on stdout and the reason on stderr; exit %d\nstdout: %s\nstderr: %s", args, r.code, r.stdout, r.stderr)

@@ -31,12 +31,21 @@ func TestCLI(t *testing.T) {
 		t.Errorf("install --wait printed no progress lines:\n%s", out)
 	}
 
-	// A second Subscription of the same package in the namespace is refused, naming the first.
-	out, err = cli("install", "second", "--package", "cache-operator", "--catalog", "samples", "-n", ns, "--wait", "--timeout", "30s")
-	if err == nil || !strings.Contains(out, "Error: PackageAlreadySubscribed: Subscription cache already installs package") {
+	// A version alone cannot change a Subscription that names its version by startingCSV:
+	// refused before anything is written, rather than guessed into a package.
+	out, err = cli("install", "cache", "--version", "1.1.0", "-n", ns)
+	if err == nil || !strings.Contains(out, "names its version by startingCSV (cache-operator.1.2.0)") {
+		t.Errorf("install --version of a startingCSV Subscription: %v\n%s", err, out)
+	}
+
+	// A second Subscription of the same package in the namespace (here the package of its
+	// name: no --csv or --package) is refused, naming the first.
+	out, err = cli("install", "cache-operator", "--catalog", "samples", "-n", ns, "--wait", "--timeout", "30s")
+	if err == nil || !strings.Contains(out, "Error: PackageAlreadySubscribed: Subscription cache already installs package") ||
+		!strings.Contains(out, "subscription cli/cache-operator created (package cache-operator, from its name)") {
 		t.Errorf("second install: %v\n%s", err, out)
 	}
-	if c := condition(getSub(t, ns, "second").Status.Conditions, "Resolved"); c.Reason != "PackageAlreadySubscribed" || !strings.Contains(c.Message, "Subscription cache") {
+	if c := condition(getSub(t, ns, "cache-operator").Status.Conditions, "Resolved"); c.Reason != "PackageAlreadySubscribed" || !strings.Contains(c.Message, "Subscription cache") {
 		t.Errorf("second Subscription of a package: Resolved = %+v", c)
 	}
 
@@ -64,7 +73,7 @@ func TestCLI(t *testing.T) {
 		t.Errorf("install of an unknown version: %v\n%s", err, out)
 	}
 
-	for _, name := range []string{"cli/cache", "cli-broken/broken", "cli/nope", "cli/second"} {
+	for _, name := range []string{"cli/cache", "cli-broken/broken", "cli/nope", "cli/cache-operator"} {
 		namespace, name, _ := strings.Cut(name, "/")
 		out, err = cli("uninstall", name, "-n", namespace, "--delete-subscription", "--wait")
 		if err != nil || !strings.Contains(out, "subscription is gone") {
