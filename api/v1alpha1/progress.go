@@ -22,9 +22,3 @@ func (p CSVPhase) OrNew() string {
 	}
 	return string(p)
 }
-
-// Judging says whether the CSV is judging revision rev and has not yet reached its
-// outcome: its progress words are the revision's.
-func (c *ClusterServiceVersion) Judging(rev int64) bool {
-	return c.Status.Revision == rev && c.Status.Phase != CSVSucceeded && c.Status.Phase != CSVFailed
-}

@@ -536,9 +536,10 @@ func healthOf(ctx context.Context, id *identity, sub *omv1.Subscription, bp *omv
 			if hb.WaitingFor == "" && hb.Phase != string(omv1alpha1.CSVSucceeded) {
 				hb.WaitingFor = hb.Message
 			}
-			if hb.WaitingFor != "" && read && csv.Name == h.CSVName && csv.Judging(h.Revision) {
-				// The CSV's own rollout words, live: the Blueprint repeats them only now
-				// and then.
+			if hb.WaitingFor != "" && read && csv.Name == h.CSVName && csv.Status.Revision == h.Revision {
+				// The CSV's own rollout words, live, and its outcome until the Blueprint
+				// records it: the Blueprint repeats them only now and then, and its words
+				// may still be of an earlier step (its CRDs).
 				hb.WaitingFor = csv.RevisionProgress()
 			}
 			break
