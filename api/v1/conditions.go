@@ -48,4 +48,8 @@ const (
 	// ReasonHeldAfterRollback: a channel-following Subscription stays at a version a
 	// person rolled back to.
 	ReasonHeldAfterRollback = "HeldAfterManualRollback"
+	// ReasonPointedByHand: a Subscription that names its version (startingCSV, an exact
+	// version or a range it does not follow) runs another one a person pointed its
+	// Blueprint at (a rollback by hand), until its spec changes.
+	ReasonPointedByHand = "PointedByHand"
 )

@@ -216,6 +216,13 @@ func installDone(sub *omv1.Subscription, bp *omv1.Blueprint, gone bool) (bool, e
 	if sub.Status.ObservedGeneration < sub.Generation {
 		return false, nil
 	}
+	// A rollback by hand stands until the Subscription's spec changes: an install that
+	// changed nothing (the version asked for is the one already written) leaves the older
+	// version running, which is not the install asked for.
+	if c := meta.FindStatusCondition(sub.Status.Conditions, omv1.ConditionResolved); c != nil && c.Status == metav1.ConditionTrue && heldByHand[c.Reason] {
+		return true, withCode(ExitHeld, fmt.Errorf("%s: %s; `operator-manager rollback %s --to-revision N` moves it to another revision (see `operator-manager history %s`)",
+			c.Reason, c.Message, sub.Name, sub.Name))
+	}
 	// Ready=True counts only once the Blueprint has settled the change asked for: right
 	// after a version change the Subscription can still mirror the previous version's
 	// Ready=True.
@@ -248,6 +255,10 @@ func installDone(sub *omv1.Subscription, bp *omv1.Blueprint, gone bool) (bool, e
 	}
 	return false, nil
 }
+
+// heldByHand are the Resolved reasons of a Subscription held at a version a person
+// rolled its Blueprint back to.
+var heldByHand = map[string]bool{omv1.ReasonHeldAfterRollback: true, omv1.ReasonPointedByHand: true}
 
 // settledForTarget reports whether the Blueprint's phase is the outcome of its current
 // target: its status has seen the spec, and its newest attempt is of that target and

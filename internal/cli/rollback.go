@@ -8,9 +8,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
 	"github.com/operator-manager/operator-manager/internal/controller/blueprint"
 	"github.com/operator-manager/operator-manager/internal/revisionstore"
 )
@@ -161,7 +164,7 @@ func waitBlueprint(ctx context.Context, c client.Client, key client.ObjectKey, c
 		if err := c.Get(ctx, key, bp); err != nil {
 			return "", false, err
 		}
-		line := fmt.Sprintf("%s, running %s", bp.Status.Phase, bp.Status.CurrentCSV)
+		line := blueprintLine(bp, revisionCSV(ctx, c, bp))
 		if bp.Status.CurrentCSV == csv && bp.Status.Phase == omv1.BlueprintSucceeded {
 			return line, true, nil
 		}
@@ -173,6 +176,26 @@ func waitBlueprint(ctx context.Context, c client.Client, key client.ObjectKey, c
 		}
 		return line, false, nil
 	}, wake)
+}
+
+// blueprintLine is what waiting on a Blueprint prints: its phase and the version running,
+// and while a revision is in progress the freshest words for it (the CSV's own once it
+// has taken the revision up: revisionCSV; before, the Blueprint's). The status of the
+// spec before a change is not printed as if it were the change's.
+func blueprintLine(bp *omv1.Blueprint, csv *omv1alpha1.ClusterServiceVersion) string {
+	if g := bp.Status.ObservedGeneration; g > 0 && g < bp.Generation {
+		return fmt.Sprintf("waiting for the manager to take up the change (generation %d; running %s)", bp.Generation, bp.Status.CurrentCSV)
+	}
+	line := fmt.Sprintf("%s, running %s", bp.Status.Phase, bp.Status.CurrentCSV)
+	if p := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionProgressing); p != nil && p.Status == metav1.ConditionTrue {
+		switch {
+		case csv != nil:
+			line += ": " + csv.RevisionProgress()
+		case p.Message != "":
+			line += ": " + p.Message
+		}
+	}
+	return line
 }
 
 func newApproveCmd(g *globals) *cobra.Command {

@@ -55,6 +55,12 @@ func TestInstallDone(t *testing.T) {
 			bp("v2", 3, omv1.BlueprintRolledBack, "v1", rev("v1", omv1.TriggerInstall, 1), rev("v2", omv1.TriggerUpgrade, 2), rev("v1", omv1.TriggerRollback, 2)), true, "RolledBack"},
 		{"an older rollback does not end a new wait", ready(metav1.ConditionFalse),
 			bp("v3", 3, omv1.BlueprintRolledBack, "v1", rev("v2", omv1.TriggerUpgrade, 1), rev("v1", omv1.TriggerRollback, 1)), false, ""},
+		{"held where a person rolled it back: not the install asked for", func() *omv1.Subscription {
+			s := ready(metav1.ConditionTrue)
+			s.Status.Conditions = append(s.Status.Conditions, metav1.Condition{Type: omv1.ConditionResolved, Status: metav1.ConditionTrue,
+				Reason: omv1.ReasonPointedByHand, Message: "the Blueprint was pointed at v1 by hand"})
+			return s
+		}(), bp("v1", 3, omv1.BlueprintSucceeded, "v1", rev("v2", omv1.TriggerUpgrade, 1), rev("v1", omv1.TriggerDowngrade, 1)), true, "PointedByHand: the Blueprint was pointed at v1 by hand"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			done, err := installDone(tc.sub, tc.bp, false)
@@ -63,6 +69,9 @@ func TestInstallDone(t *testing.T) {
 			}
 			if (err != nil) != (tc.errWants != "") || (err != nil && !strings.Contains(err.Error(), tc.errWants)) {
 				t.Fatalf("err = %v, want one naming %q", err, tc.errWants)
+			}
+			if strings.Contains(tc.name, "held") && exitCode(err) != ExitHeld {
+				t.Fatalf("exit %d, want %d (held for a person)", exitCode(err), ExitHeld)
 			}
 		})
 	}
@@ -280,6 +289,37 @@ func TestWantedVersion(t *testing.T) {
 			t.Errorf("%s: %v", tc.name, err)
 		case !reflect.DeepEqual(got, tc.want):
 			t.Errorf("%s: got %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestBlueprintLine: a rollback's wait prints the change's own words once the manager has
+// taken it up, the CSV's while it rolls the revision out, and never the status of the
+// spec before the change as if it were the change's.
+func TestBlueprintLine(t *testing.T) {
+	bp := &omv1.Blueprint{ObjectMeta: metav1.ObjectMeta{Generation: 3}}
+	bp.Status.ObservedGeneration, bp.Status.Phase, bp.Status.CurrentCSV = 3, omv1.BlueprintUpgrading, "x.v2"
+	bp.Status.Conditions = []metav1.Condition{{Type: omv1.ConditionProgressing, Status: metav1.ConditionTrue, Message: "revision 3: waiting for x.v1 to start the revision"}}
+	csv := &omv1alpha1.ClusterServiceVersion{ObjectMeta: metav1.ObjectMeta{Name: "x.v1"}}
+	csv.Status.Revision, csv.Status.Phase, csv.Status.Message = 3, omv1alpha1.CSVInstalling, "0/1 replicas updated, 0 available"
+	stale := bp.DeepCopy()
+	stale.Generation, stale.Status.ObservedGeneration, stale.Status.Phase = 4, 3, omv1.BlueprintSucceeded
+	done := bp.DeepCopy()
+	done.Status.Phase, done.Status.CurrentCSV = omv1.BlueprintSucceeded, "x.v1"
+	done.Status.Conditions[0].Status = metav1.ConditionFalse
+	for _, tc := range []struct {
+		name string
+		bp   *omv1.Blueprint
+		csv  *omv1alpha1.ClusterServiceVersion
+		want string
+	}{
+		{"not taken up yet", stale, nil, "waiting for the manager to take up the change (generation 4; running x.v2)"},
+		{"the Blueprint's words", bp, nil, "Upgrading, running x.v2: revision 3: waiting for x.v1 to start the revision"},
+		{"the CSV's words", bp, csv, "Upgrading, running x.v2: revision 3: x.v1 is Installing: 0/1 replicas updated, 0 available"},
+		{"done", done, nil, "Succeeded, running x.v1"},
+	} {
+		if got := blueprintLine(tc.bp, tc.csv); got != tc.want {
+			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
 		}
 	}
 }

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"errors"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -40,6 +42,14 @@ spec: {package: cache-operator, channel: stable, version: ">=1.0.0 <1.2.0", cata
 		c := condition(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionResolved)
 		return c.Reason == omv1.ReasonHeldAfterRollback && strings.Contains(c.Message, "1.2.0")
 	}, describeSub(t, ns, "cache"))
+	// `install --wait` that changes nothing (no flags) does not report the version
+	// rolled back to as the install asked for: it says the installation is held, and
+	// exits 5 (waits for a person).
+	out, err := cli("install", "cache", "-n", ns, "--wait", "--timeout", "1m")
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 5 || !strings.Contains(out, omv1.ReasonHeldAfterRollback) {
+		t.Errorf("install --wait of a Subscription held after a rollback by hand: %v, want exit 5 naming %s:\n%s", err, omv1.ReasonHeldAfterRollback, out)
+	}
 	// Nudge the Subscription (an annotation: no spec change) and give channel following
 	// every chance to move it forward again.
 	sub = getSub(t, ns, "cache")

@@ -223,6 +223,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.
 				c.Message = fmt.Sprintf("held at %s after a manual rollback from %s: follows channel again when the catalog offers a version newer than %s, or when this Subscription's spec changes",
 					bp.Spec.ClusterServiceVersionName, from, from)
 			} else if bp.Spec.ClusterServiceVersionName != res.bundle.CSVName && !resolve.Following(intentOf(sub)) {
+				c.Reason = omv1.ReasonPointedByHand
 				c.Message += fmt.Sprintf("; the Blueprint was pointed at %s by hand, which stands until this Subscription's spec changes", bp.Spec.ClusterServiceVersionName)
 			}
 		}
