@@ -185,6 +185,12 @@ type SubscriptionStatus struct {
 	// +optional
 	Package string `json:"package,omitempty"`
 
+	// CurrentCSV is the CSV the Subscription resolves to: the version it wants to run, as
+	// OLM's currentCSV. It differs from installedCSV while a change is under way, after one
+	// failed and was rolled back, and while a rollback by hand holds the installation.
+	// +optional
+	CurrentCSV string `json:"currentCSV,omitempty"`
+
 	// InstalledCSV is the CSV that runs now.
 	// +optional
 	InstalledCSV string `json:"installedCSV,omitempty"`
@@ -213,7 +219,7 @@ type SubscriptionStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=sub;subs,categories=operator-manager
 // +kubebuilder:printcolumn:name="Package",type=string,JSONPath=`.status.package`
-// +kubebuilder:printcolumn:name="Wanted",type=string,JSONPath=`.spec.startingCSV`
+// +kubebuilder:printcolumn:name="Wanted",type=string,JSONPath=`.status.currentCSV`
 // +kubebuilder:printcolumn:name="Installed",type=string,JSONPath=`.status.installedVersion`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`

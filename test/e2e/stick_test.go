@@ -3,6 +3,7 @@ package e2e
 import (
 	"errors"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -42,6 +43,14 @@ spec: {package: cache-operator, channel: stable, version: ">=1.0.0 <1.2.0", cata
 		c := condition(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionResolved)
 		return c.Reason == omv1.ReasonHeldAfterRollback && strings.Contains(c.Message, "1.2.0")
 	}, describeSub(t, ns, "cache"))
+	// What it wants and what runs, side by side, as kubectl shows them.
+	if s := getSub(t, ns, "cache"); s.Status.CurrentCSV != "cache-operator.v1.2.0" || s.Status.InstalledCSV != "cache-operator.v1.1.0" {
+		t.Errorf("held Subscription: currentCSV %q, installedCSV %q; want cache-operator.v1.2.0 wanted, cache-operator.v1.1.0 running", s.Status.CurrentCSV, s.Status.InstalledCSV)
+	}
+	if out := kubectl(t, "get", "subscription", "cache", "-n", ns); !strings.Contains(out, "WANTED") ||
+		!regexp.MustCompile(`cache-operator\.v1\.2\.0\s+1\.1\.0\s`).MatchString(out) {
+		t.Errorf("kubectl get subscription should show the CSV wanted and the version running:\n%s", out)
+	}
 	// `install --wait` that changes nothing (no flags) does not report the version
 	// rolled back to as the install asked for: it says the installation is held, and
 	// exits 5 (waits for a person).

@@ -439,7 +439,7 @@ func (r *Reconciler) resolved(sub *omv1.Subscription, res *resolution) {
 	b := res.bundle
 	setCondition(sub, omv1.ConditionResolved, true, "Resolved",
 		fmt.Sprintf("%s resolves to %s (version %s) in catalog %s", describeIntent(sub), b.CSVName, b.Version, res.catalog))
-	sub.Status.Package = b.Package
+	sub.Status.Package, sub.Status.CurrentCSV = b.Package, b.CSVName
 }
 
 func describeIntent(sub *omv1.Subscription) string {
