@@ -666,7 +666,19 @@ func newStatusCmd(g *globals) *cobra.Command {
 func printStatus(w io.Writer, doc statusDoc) {
 	s := doc.Subscription
 	fmt.Fprintf(w, "Subscription:\t%s/%s\n", s.Namespace, s.Name)
-	fmt.Fprintf(w, "Package:\t%s\nInstalled:\t%s (%s)\nStatus:\t%s\n", s.Status.Package, s.Status.InstalledVersion, s.Status.InstalledCSV, s.Status.Opstatus)
+	pkg := s.Status.Package
+	if pkg == "" {
+		pkg = s.Spec.Package // not resolved (yet): what it asks for
+	}
+	installed := "nothing yet"
+	if s.Status.InstalledCSV != "" {
+		installed = fmt.Sprintf("%s (%s)", s.Status.InstalledVersion, s.Status.InstalledCSV)
+	}
+	fmt.Fprintf(w, "Package:\t%s\nInstalled:\t%s\n", pkg, installed)
+	if s.Status.CurrentCSV != "" && s.Status.CurrentCSV != s.Status.InstalledCSV {
+		fmt.Fprintf(w, "Wanted:\t%s\n", s.Status.CurrentCSV)
+	}
+	fmt.Fprintf(w, "Status:\t%s\n", s.Status.Opstatus)
 	if bp := doc.Blueprint; bp != nil {
 		fmt.Fprintf(w, "Target:\t%s (phase %s)\n", bp.Spec.ClusterServiceVersionName, bp.Status.Phase)
 	}

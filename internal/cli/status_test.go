@@ -1,0 +1,47 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"text/tabwriter"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+)
+
+// TestPrintStatus: `status` says what runs, what is wanted when that differs, and says
+// plainly when nothing runs yet, naming the package asked for.
+func TestPrintStatus(t *testing.T) {
+	sub := func(pkg, installed, version, current string) *omv1.Subscription {
+		s := &omv1.Subscription{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "x"}, Spec: omv1.SubscriptionSpec{Package: "x-operator"}}
+		s.Status.Package, s.Status.InstalledCSV, s.Status.InstalledVersion, s.Status.CurrentCSV = pkg, installed, version, current
+		return s
+	}
+	for _, tc := range []struct {
+		name      string
+		sub       *omv1.Subscription
+		want, not []string
+	}{
+		{"nothing installed, not resolved", sub("", "", "", ""), []string{"Package: x-operator", "Installed: nothing yet"}, []string{"()", "Wanted:"}},
+		{"runs what it wants", sub("x-operator", "x.v1", "1", "x.v1"), []string{"Installed: 1 (x.v1) Status"}, []string{"Wanted:"}},
+		{"held below what it wants", sub("x-operator", "x.v1", "1", "x.v2"), []string{"Installed: 1 (x.v1) Wanted: x.v2"}, nil},
+	} {
+		var buf bytes.Buffer
+		tw := tabwriter.NewWriter(&buf, 0, 4, 2, ' ', 0)
+		printStatus(tw, statusDoc{Subscription: tc.sub})
+		_ = tw.Flush()
+		out := strings.Join(strings.Fields(buf.String()), " ") // the columns' widths aside
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: lacks %q:\n%s", tc.name, w, out)
+			}
+		}
+		for _, n := range tc.not {
+			if strings.Contains(out, n) {
+				t.Errorf("%s: has %q:\n%s", tc.name, n, out)
+			}
+		}
+	}
+}
