@@ -696,6 +696,16 @@ func printStatus(w io.Writer, doc statusDoc) {
 			fmt.Fprintf(w, "%s\t%s\n", c.Name, by)
 		}
 	}
+	if bp := doc.Blueprint; bp != nil && len(bp.Spec.Dependencies) > 0 {
+		fmt.Fprintln(w, "\nDEPENDS ON\tCSV\tINSTALLED BY\tWHY")
+		for _, d := range bp.Spec.Dependencies {
+			by := d.ServedFrom
+			if by == "" {
+				by = "its package's Subscription in " + bp.Namespace
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", d.Package, d.CSVName, by, d.Reason)
+		}
+	}
 	if bp := doc.Blueprint; bp != nil && len(bp.Status.History) > 0 {
 		fmt.Fprintln(w, "\nREVISION\tCSV\tVERSION\tOUTCOME\tREASON\tSTARTED")
 		for _, h := range bp.Status.History {

@@ -19,18 +19,28 @@ func TestPrintStatus(t *testing.T) {
 		s.Status.Package, s.Status.InstalledCSV, s.Status.InstalledVersion, s.Status.CurrentCSV = pkg, installed, version, current
 		return s
 	}
+	withDeps := &omv1.Blueprint{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "x"}}
+	withDeps.Spec.Dependencies = []omv1.ResolvedDependency{
+		{Package: "cache-operator", CSVName: "cache-operator.v1.2.0", Reason: "required by x.v1: olm.package cache-operator >=1.1.0"},
+		{Package: "db-operator", CSVName: "db-operator.v2.0.0", ServedFrom: "dbs/db", Reason: "required by x.v1: olm.gvk Database"},
+	}
 	for _, tc := range []struct {
 		name      string
 		sub       *omv1.Subscription
+		bp        *omv1.Blueprint
 		want, not []string
 	}{
-		{"nothing installed, not resolved", sub("", "", "", ""), []string{"Package: x-operator", "Installed: nothing yet"}, []string{"()", "Wanted:"}},
-		{"runs what it wants", sub("x-operator", "x.v1", "1", "x.v1"), []string{"Installed: 1 (x.v1) Status"}, []string{"Wanted:"}},
-		{"held below what it wants", sub("x-operator", "x.v1", "1", "x.v2"), []string{"Installed: 1 (x.v1) Wanted: x.v2"}, nil},
+		{"nothing installed, not resolved", sub("", "", "", ""), nil, []string{"Package: x-operator", "Installed: nothing yet"}, []string{"()", "Wanted:"}},
+		{"runs what it wants", sub("x-operator", "x.v1", "1", "x.v1"), nil, []string{"Installed: 1 (x.v1) Status"}, []string{"Wanted:"}},
+		{"held below what it wants", sub("x-operator", "x.v1", "1", "x.v2"), nil, []string{"Installed: 1 (x.v1) Wanted: x.v2"}, []string{"DEPENDS ON"}},
+		{"its dependencies, and who installs each", sub("x-operator", "x.v1", "1", "x.v1"), withDeps, []string{
+			"DEPENDS ON CSV INSTALLED BY WHY",
+			"cache-operator cache-operator.v1.2.0 its package's Subscription in ns required by x.v1: olm.package cache-operator >=1.1.0",
+			"db-operator db-operator.v2.0.0 dbs/db required by x.v1: olm.gvk Database"}, nil},
 	} {
 		var buf bytes.Buffer
 		tw := tabwriter.NewWriter(&buf, 0, 4, 2, ' ', 0)
-		printStatus(tw, statusDoc{Subscription: tc.sub})
+		printStatus(tw, statusDoc{Subscription: tc.sub, Blueprint: tc.bp})
 		_ = tw.Flush()
 		out := strings.Join(strings.Fields(buf.String()), " ") // the columns' widths aside
 		for _, w := range tc.want {
