@@ -474,6 +474,9 @@ func (r *Reconciler) uninstall(ctx context.Context, sub *omv1.Subscription) (ctr
 		return ctrl.Result{}, err
 	} else if len(users) > 0 {
 		msg := fmt.Sprintf("not uninstalled: %s still depend on package %s; uninstall them first", strings.Join(users, ", "), sub.Status.Package)
+		if len(users) == 1 {
+			msg = fmt.Sprintf("not uninstalled: %s still depends on package %s; uninstall it first", users[0], sub.Status.Package)
+		}
 		setCondition(sub, omv1.ConditionInstalled, true, "RequiredByOthers", msg)
 		sub.Status.Opstatus = "required"
 		return ctrl.Result{RequeueAfter: 10 * time.Second}, nil
