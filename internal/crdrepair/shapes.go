@@ -10,6 +10,8 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	kjson "sigs.k8s.io/json"
+
+	"github.com/operator-manager/operator-manager/internal/spelling"
 )
 
 // Schema keywords whose values are schemas, in their JSON shapes.
@@ -483,29 +485,9 @@ func isKeyword(k string) bool {
 func nearestKeyword(k string) string {
 	best, bestD := "", 3
 	for _, kw := range sortedKeys(schemaKeywords) {
-		if d := editDistance(strings.ToLower(k), strings.ToLower(kw)); d < bestD {
+		if d := spelling.Distance(strings.ToLower(k), strings.ToLower(kw)); d < bestD {
 			best, bestD = kw, d
 		}
 	}
 	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

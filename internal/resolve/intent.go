@@ -20,6 +20,7 @@ import (
 	"github.com/blang/semver/v4"
 
 	"github.com/operator-manager/operator-manager/internal/catalog"
+	"github.com/operator-manager/operator-manager/internal/spelling"
 )
 
 // Intent is what a Subscription asks for, in either of its two forms.
@@ -150,7 +151,7 @@ func packageNotFound(cat *catalog.Catalog, catName, name string) *Error {
 	}
 	var similar []string
 	for _, n := range names {
-		if name != "" && (strings.Contains(n, name) || strings.Contains(name, n)) {
+		if name != "" && (strings.Contains(n, name) || strings.Contains(name, n) || spelling.Typo(name, n)) {
 			similar = append(similar, n)
 		}
 	}

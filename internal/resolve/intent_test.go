@@ -40,6 +40,8 @@ func TestBundleOnSamples(t *testing.T) {
 			[]string{`package "cache-operator"`, `no version "1.9.0"`, "1.0.0, 1.1.0, 1.2.0, 1.3.0"}},
 		{"unknown package", Intent{StartingCSV: "cache.1.0.0"}, "", ReasonPackageNotFound,
 			[]string{`"cache.1.0.0"`, `package "cache" is not in catalog default`, "similar packages: cache-operator", "backup-operator"}},
+		{"misspelt package", Intent{Package: "cache-operatr"}, "", ReasonPackageNotFound,
+			[]string{`package "cache-operatr" is not in catalog default`, "similar packages: cache-operator;"}},
 		{"package head", Intent{Package: "cache-operator"}, "cache-operator.v1.3.0", "", nil},
 		{"package exact", Intent{Package: "cache-operator", Version: "1.1.0"}, "cache-operator.v1.1.0", "", nil},
 		{"package range", Intent{Package: "cache-operator", Version: ">=1.0.0 <1.3.0"}, "cache-operator.v1.2.0", "", nil},
