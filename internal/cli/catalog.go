@@ -20,6 +20,7 @@ import (
 	"github.com/operator-manager/operator-manager/internal/catalog/remote"
 	"github.com/operator-manager/operator-manager/internal/controller/catalogsource"
 	"github.com/operator-manager/operator-manager/internal/registry"
+	"github.com/operator-manager/operator-manager/internal/spelling"
 )
 
 func newCatalogCmd() *cobra.Command {
@@ -294,7 +295,7 @@ func newCatalogShowCmd() *cobra.Command {
 				for _, p := range cat.Packages() {
 					names = append(names, p.Name)
 				}
-				return fmt.Errorf("package %q is not in catalog %s; it has: %s", rest[0], name, strings.Join(names, ", "))
+				return fmt.Errorf("package %q is not in catalog %s%s; it has: %s", rest[0], name, spelling.Suggest(rest[0], names), strings.Join(names, ", "))
 			}
 			detail := packageDetail{Package: p, Edges: map[string][]catalog.Edge{}, Bundles: p.Bundles}
 			for _, c := range p.Channels {

@@ -27,6 +27,7 @@ import (
 	"github.com/operator-manager/operator-manager/internal/catalog"
 	"github.com/operator-manager/operator-manager/internal/ociparts"
 	"github.com/operator-manager/operator-manager/internal/registry"
+	"github.com/operator-manager/operator-manager/internal/spelling"
 )
 
 // mirrorRecordFile is where `catalog mirror REF DIR` records what DIR was mirrored from,
@@ -752,7 +753,8 @@ func (t *fbcTree) filter(sel packageSelection, source string) (*fbcTree, error) 
 	for _, pkg := range slices.Sorted(maps.Keys(sel)) {
 		have, ok := versions[pkg]
 		if !ok {
-			return nil, fmt.Errorf("package %q is not in catalog %s; it has: %s", pkg, source, strings.Join(slices.Sorted(maps.Keys(versions)), ", "))
+			all := slices.Sorted(maps.Keys(versions))
+			return nil, fmt.Errorf("package %q is not in catalog %s%s; it has: %s", pkg, source, spelling.Suggest(pkg, all), strings.Join(all, ", "))
 		}
 		if !filepath.IsLocal(pkg) || strings.ContainsAny(pkg, `/\`) {
 			return nil, fmt.Errorf("package %q: not a name a directory can have", pkg)

@@ -60,6 +60,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"catalog", "show", "--url", "http://x", "a", "b"}, ExitUsage, "with --url"},
 		{[]string{"cache", "prune", "--offline", "--cache-dir", "/nonexistent"}, ExitUsage, "--all"},
 		{[]string{"catalog", "list", "/nonexistent"}, ExitError, "/nonexistent"},
+		{[]string{"catalog", "show", sampleDir, "cache-operatr"}, ExitError, `package "cache-operatr" is not in catalog ../../samples/catalog; similar: cache-operator; it has:`},
 		{[]string{"export", "-n", "x"}, ExitUsage, "-f FILE"},
 		{[]string{"import"}, ExitUsage, "-f FILE"},
 		{[]string{"import", "-f", "/nonexistent.tgz"}, ExitError, "/nonexistent.tgz"},

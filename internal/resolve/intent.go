@@ -149,12 +149,7 @@ func packageNotFound(cat *catalog.Catalog, catName, name string) *Error {
 	for _, p := range cat.Packages() {
 		names = append(names, p.Name)
 	}
-	var similar []string
-	for _, n := range names {
-		if name != "" && (strings.Contains(n, name) || strings.Contains(name, n) || spelling.Typo(name, n)) {
-			similar = append(similar, n)
-		}
-	}
+	similar := spelling.Similar(name, names)
 	msg := fmt.Sprintf("package %q is not in catalog %s", name, catName)
 	if len(similar) > 0 {
 		msg += fmt.Sprintf("; similar packages: %s", strings.Join(similar, ", "))

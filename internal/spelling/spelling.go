@@ -2,6 +2,8 @@
 // a schema keyword is answered with the nearest real one, not only with the list of all.
 package spelling
 
+import "strings"
+
 // Distance is the Levenshtein distance of a and b, by byte: the fewest insertions,
 // deletions and substitutions that turn one into the other.
 func Distance(a, b string) int {
@@ -29,4 +31,28 @@ func Distance(a, b string) int {
 func Typo(a, b string) bool {
 	d := Distance(a, b)
 	return d > 0 && d <= 2 && 4*d <= max(len(a), len(b))
+}
+
+// Similar are the names of names a person asking for name may have meant: one contains
+// the other (cache for cache-operator), or one is a typo of the other. In the order given.
+func Similar(name string, names []string) []string {
+	var out []string
+	if name == "" {
+		return out
+	}
+	for _, n := range names {
+		if n != name && (strings.Contains(n, name) || strings.Contains(name, n) || Typo(name, n)) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Suggest is "; similar: a, b" for the names Similar finds, or "" for none, to end an
+// error that says name was not found.
+func Suggest(name string, names []string) string {
+	if s := Similar(name, names); len(s) > 0 {
+		return "; similar: " + strings.Join(s, ", ")
+	}
+	return ""
 }

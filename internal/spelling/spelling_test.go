@@ -36,3 +36,21 @@ func TestTypo(t *testing.T) {
 		}
 	}
 }
+
+func TestSimilar(t *testing.T) {
+	names := []string{"backup-operator", "cache-operator", "guard-operator"}
+	for _, tc := range []struct {
+		name, want string
+	}{
+		{"cache", "; similar: cache-operator"},
+		{"cache-operatr", "; similar: cache-operator"},
+		{"operator", "; similar: backup-operator, cache-operator, guard-operator"},
+		{"cache-operator", ""}, // itself is not a suggestion
+		{"prometheus", ""},
+		{"", ""},
+	} {
+		if got := Suggest(tc.name, names); got != tc.want {
+			t.Errorf("Suggest(%q) = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
