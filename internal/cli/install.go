@@ -47,6 +47,11 @@ no flags at all install it again after an uninstall (option: delete).`,
 			if spec.StartingCSV != "" && spec.Package != "" {
 				return usageError("give at most one of --csv and --package")
 			}
+			switch spec.Approval {
+			case "", omv1.ApprovalAutomatic, omv1.ApprovalManual:
+			default:
+				return usageError("--approval %q: give %s or %s", spec.Approval, omv1.ApprovalAutomatic, omv1.ApprovalManual)
+			}
 			c, ns, err := g.clientAndNamespace()
 			if err != nil {
 				return err
@@ -95,6 +100,9 @@ no flags at all install it again after an uninstall (option: delete).`,
 				if cmd.Flags().Changed("target-namespaces") {
 					sub.Spec.TargetNamespaces = spec.TargetNamespaces
 				}
+				if spec.Approval != "" {
+					sub.Spec.Approval = spec.Approval
+				}
 				if err := c.Patch(ctx, sub, patch); err != nil {
 					return err
 				}
@@ -114,6 +122,7 @@ no flags at all install it again after an uninstall (option: delete).`,
 	f.StringVar(&spec.Channel, "channel", "", "the channel to follow (default: the package's default channel)")
 	f.StringVar(&spec.Version, "version", "", "an exact version or a semver range")
 	f.StringVar(&spec.Catalog, "catalog", "", "a CatalogSource in the namespace (default: the manager's default catalog)")
+	f.StringVar((*string)(&spec.Approval), "approval", "", "Manual: each version change waits for operator-manager approve (default: Automatic for a new Subscription, unchanged for one that exists)")
 	f.StringSliceVar(&spec.TargetNamespaces, "target-namespaces", nil, "the namespaces the operator watches (default: all, when the CSV supports it); installations of one package side by side must not overlap")
 	f.DurationVar(&health, "health-timeout", 0, "how long the new version may take to become healthy (default 5m)")
 	f.BoolVar(&wait, "wait", false, "wait until the operator is installed and healthy, printing progress")

@@ -57,6 +57,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"version", "-o", "xml"}, ExitUsage, `unknown output format "xml"`},
 		{[]string{"history"}, ExitUsage, "accepts 1 arg(s)"},
 		{[]string{"install", "x", "--csv", "x.1.0.0", "--package", "x"}, ExitUsage, "give at most one of --csv and --package"},
+		{[]string{"install", "x", "--approval", "sometimes"}, ExitUsage, `--approval "sometimes": give Automatic or Manual`},
 		{[]string{"catalog", "show", "--url", "http://x", "a", "b"}, ExitUsage, "with --url"},
 		{[]string{"cache", "prune", "--offline", "--cache-dir", "/nonexistent"}, ExitUsage, "--all"},
 		{[]string{"catalog", "list", "/nonexistent"}, ExitError, "/nonexistent"},
