@@ -82,12 +82,13 @@ kind: Subscription
 metadata: {name: cache}
 spec: {package: cache-operator, channel: stable, catalog: served}
 `)
-	applyYAML(t, ns, `
-apiVersion: operators.coreos.com.operator-manager.domain/v1
-kind: Subscription
-metadata: {name: backup}
-spec: {package: backup-operator, catalog: served, approval: Manual}
-`)
+	// The Manual one from the command line, as a person would write it.
+	if out, err := cli("install", "backup", "--package", "backup-operator", "--catalog", "served", "--approval", "Manual", "-n", ns); err != nil {
+		t.Fatalf("install --approval Manual: %v\n%s", err, out)
+	}
+	if a := getSub(t, ns, "backup").Spec.Approval; a != omv1.ApprovalManual {
+		t.Fatalf("install --approval Manual wrote approval %q", a)
+	}
 	waitRunning(t, ns, "cache", "cache-operator.v1.1.0")
 	waitRunning(t, ns, "backup", "backup-operator.v0.1.0")
 
