@@ -86,6 +86,7 @@ spec: {package: cache-operator, channel: stable, catalog: served}
 	if out, err := cli("install", "backup", "--package", "backup-operator", "--catalog", "served", "--approval", "Manual", "-n", ns); err != nil {
 		t.Fatalf("install --approval Manual: %v\n%s", err, out)
 	}
+	uninstallAtEnd(t, ns, "backup")
 	if a := getSub(t, ns, "backup").Spec.Approval; a != omv1.ApprovalManual {
 		t.Fatalf("install --approval Manual wrote approval %q", a)
 	}
