@@ -478,8 +478,16 @@ func revisionCSV(ctx context.Context, c client.Client, bp *omv1.Blueprint) *omv1
 	return csv
 }
 
-// inProgress are the Subscription's status words while a change is under way.
-var inProgress = map[string]bool{"pending": true, "installing": true, "upgrading": true, "rollingback": true}
+// inProgress says whether a Blueprint phase, or the Subscription's status word that
+// mirrors it (the phase in lower case), is one of a change under way.
+func inProgress(phase string) bool {
+	for _, p := range []omv1.BlueprintPhase{omv1.BlueprintPending, omv1.BlueprintInstalling, omv1.BlueprintUpgrading, omv1.BlueprintRollingBack} {
+		if strings.EqualFold(phase, string(p)) {
+			return true
+		}
+	}
+	return false
+}
 
 // progressLine is what a wait prints: the Subscription's status and Ready condition, and
 // the freshest words for the change, which never go back to an earlier step. Each object
@@ -512,7 +520,7 @@ func progressLine(sub *omv1.Subscription, bp *omv1.Blueprint, csv *omv1alpha1.Cl
 				msg = csv.RevisionProgress()
 			case p != nil && p.Status == metav1.ConditionTrue:
 				msg = p.Message
-			case ready != nil && bp.Status.Phase != "" && inProgress[sub.Status.Opstatus] && !inProgress[strings.ToLower(string(bp.Status.Phase))]:
+			case ready != nil && bp.Status.Phase != "" && inProgress(sub.Status.Opstatus) && !inProgress(string(bp.Status.Phase)):
 				// The Blueprint has its outcome; the Subscription still says the change
 				// goes on, and would print words older than the ones just printed.
 				msg = ready.Message
