@@ -79,9 +79,82 @@ spec: {startingCSV: prometheus.0.22.2, option: create}
 	if got.Spec.StartingCSV != "prometheus.0.22.2" || got.Spec.Option != omv1.OptionCreate {
 		t.Errorf("stored spec = %+v", got.Spec)
 	}
-	// Defaults an administrator relies on without writing them.
-	if got.Spec.Approval != omv1.ApprovalAutomatic || got.Spec.HistoryLimit == nil || *got.Spec.HistoryLimit != 10 {
-		t.Errorf("defaults not applied: approval %q historyLimit %v", got.Spec.Approval, got.Spec.HistoryLimit)
+	// Defaults an administrator relies on without writing them. Approval is Automatic by
+	// its absence (no default is written, so OLM's installPlanApproval is not contradicted).
+	if got.Spec.ApprovalMode() != omv1.ApprovalAutomatic || got.Spec.HistoryLimit == nil || *got.Spec.HistoryLimit != 10 {
+		t.Errorf("defaults not applied: approval %q historyLimit %v", got.Spec.ApprovalMode(), got.Spec.HistoryLimit)
+	}
+}
+
+// TestOLMSubscriptionAccepted: an OLM Subscription, with only its apiVersion changed, is
+// accepted by the API server as written (kubectl's strict field validation included), and
+// its fields mean what they mean in OLM.
+func TestOLMSubscriptionAccepted(t *testing.T) {
+	doc := `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: olm-etcd}
+spec:
+  channel: singlenamespace-alpha
+  name: etcd
+  source: operatorhubio-catalog
+  sourceNamespace: olm
+  installPlanApproval: Manual
+  startingCSV: etcdoperator.v0.9.2
+  config:
+    env: [{name: HTTP_PROXY, value: "http://proxy:3128"}]
+    envFrom: [{configMapRef: {name: proxy-env}}]
+    volumes: [{name: certs, secret: {secretName: ca}}]
+    volumeMounts: [{name: certs, mountPath: /etc/ssl/extra}]
+    nodeSelector: {pool: ops}
+    tolerations: [{key: dedicated, operator: Exists}]
+    resources: {limits: {memory: 1Gi}}
+    affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: zone, operator: In, values: [a]}]}]}}}
+    annotations: {cost-center: "42"}
+`
+	u := fromYAML(t, doc)
+	// Strict field validation, as kubectl apply asks for it: an unknown field is an error.
+	if err := k8s.Create(ctx(t), u, client.FieldValidation("Strict")); err != nil {
+		t.Fatalf("an OLM Subscription is refused: %v", err)
+	}
+	got := &omv1.Subscription{}
+	if err := k8s.Get(ctx(t), client.ObjectKey{Namespace: "default", Name: "olm-etcd"}, got); err != nil {
+		t.Fatal(err)
+	}
+	s := got.Spec
+	if s.PackageName() != "etcd" || s.CatalogName() != "operatorhubio-catalog" || s.CatalogNamespace("default") != "olm" ||
+		s.ApprovalMode() != omv1.ApprovalManual || !s.OLMStyle() || s.Config == nil || len(s.Config.Volumes) != 1 ||
+		len(s.Config.EnvFrom) != 1 || s.Config.Affinity == nil || s.Config.Annotations["cost-center"] != "42" {
+		t.Errorf("stored spec = %+v", s)
+	}
+}
+
+// TestOLMCatalogSourceAccepted: OLM's CatalogSource, with only its apiVersion changed, is
+// accepted as written, strict field validation included.
+func TestOLMCatalogSourceAccepted(t *testing.T) {
+	u := fromYAML(t, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: CatalogSource
+metadata: {name: operatorhubio-catalog}
+spec:
+  sourceType: grpc
+  image: quay.io/operatorhubio/catalog:latest
+  displayName: Community Operators
+  publisher: OperatorHub.io
+  secrets: [hub-pull]
+  grpcPodConfig: {securityContextConfig: restricted, nodeSelector: {pool: infra}}
+  updateStrategy: {registryPoll: {interval: 60m}}
+`)
+	if err := k8s.Create(ctx(t), u, client.FieldValidation("Strict")); err != nil {
+		t.Fatalf("an OLM CatalogSource is refused: %v", err)
+	}
+	got := &omv1.CatalogSource{}
+	if err := k8s.Get(ctx(t), client.ObjectKey{Namespace: "default", Name: "operatorhubio-catalog"}, got); err != nil {
+		t.Fatal(err)
+	}
+	if s := got.Spec; s.Type() != omv1.SourceImage || s.Poll() == nil || s.Poll().Duration.String() != "1h0m0s" ||
+		s.Publisher != "OperatorHub.io" || len(s.PullSecrets()) != 1 || s.GRPCPodConfig == nil {
+		t.Errorf("stored spec = %+v", s)
 	}
 }
 
@@ -115,6 +188,30 @@ kind: Subscription
 metadata: {name: bad-approval}
 spec: {package: etcd, approval: Sometimes}
 `, []string{"spec.approval", "Automatic", "Manual"}},
+		{"olm name and package differ", `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: two-packages}
+spec: {package: etcd, name: prometheus}
+`, []string{"spec.name is OLM's name for spec.package"}},
+		{"olm source and catalog differ", `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: two-catalogs}
+spec: {package: etcd, catalog: mine, source: operatorhubio-catalog}
+`, []string{"spec.source is OLM's name for spec.catalog"}},
+		{"olm source namespace alone", `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: namespace-alone}
+spec: {name: etcd, sourceNamespace: olm}
+`, []string{"spec.sourceNamespace needs spec.source"}},
+		{"olm approval contradicts", `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: two-approvals}
+spec: {name: etcd, approval: Automatic, installPlanApproval: Manual}
+`, []string{"spec.installPlanApproval is OLM's name for spec.approval"}},
 		{"negative history", `
 apiVersion: operators.coreos.com.operator-manager.domain/v1
 kind: Subscription
@@ -133,6 +230,12 @@ kind: CatalogSource
 metadata: {name: ftp}
 spec: {sourceType: FTP, url: ftp://x}
 `, []string{"spec.sourceType", "Directory", "HTTP"}},
+		{"olm grpc catalog with an address", `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: CatalogSource
+metadata: {name: grpc-address}
+spec: {sourceType: grpc, address: "registry.olm.svc:50051"}
+`, []string{"spec.sourceType grpc needs spec.image", "spec.address"}},
 		{"blueprint without csv", `
 apiVersion: operators.coreos.com.operator-manager.domain/v1
 kind: Blueprint

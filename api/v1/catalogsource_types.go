@@ -1,11 +1,12 @@
 package v1
 
 import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // SourceType is where a catalog's bundles are read from.
-// +kubebuilder:validation:Enum=Directory;HTTP;Image
+// +kubebuilder:validation:Enum=Directory;HTTP;Image;grpc
 type SourceType string
 
 const (
@@ -17,6 +18,10 @@ const (
 	// SourceImage pulls a catalog image: a File-Based Catalog in an OCI image, as
 	// OperatorHub and OLM publish them; its bundles are pulled from their bundle images.
 	SourceImage SourceType = "Image"
+	// SourceGRPC is OLM's sourceType for a catalog image (spec.image). OLM runs the image
+	// as a registry pod and asks it over gRPC; operator-manager reads the image itself, so
+	// grpc with an image is Image. A registry server at spec.address is not supported.
+	SourceGRPC SourceType = "grpc"
 )
 
 // RegistryConfig says how to reach an image registry.
@@ -36,8 +41,9 @@ type RegistryConfig struct {
 // +kubebuilder:validation:XValidation:rule="self.sourceType != 'Directory' || has(self.directory)",message="spec.directory is required when spec.sourceType is Directory"
 // +kubebuilder:validation:XValidation:rule="self.sourceType != 'HTTP' || has(self.url)",message="spec.url is required when spec.sourceType is HTTP"
 // +kubebuilder:validation:XValidation:rule="self.sourceType != 'Image' || has(self.image)",message="spec.image is required when spec.sourceType is Image"
+// +kubebuilder:validation:XValidation:rule="self.sourceType != 'grpc' || has(self.image)",message="spec.sourceType grpc needs spec.image: operator-manager reads the catalog image itself and runs no registry pod, so a registry server at spec.address cannot be read; give the catalog image it serves"
 type CatalogSourceSpec struct {
-	// SourceType is Directory, HTTP or Image.
+	// SourceType is Directory, HTTP or Image; OLM's grpc, with spec.image, is Image.
 	SourceType SourceType `json:"sourceType"`
 
 	// Directory is the catalog root on the manager's filesystem.
@@ -85,6 +91,88 @@ type CatalogSourceSpec struct {
 	// DisplayName is a name for people.
 	// +optional
 	DisplayName string `json:"displayName,omitempty"`
+
+	// OLM's CatalogSource fields, so an OLM CatalogSource works with only its apiVersion
+	// changed.
+
+	// Publisher is who publishes the catalog, for people (OLM's field).
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Publisher string `json:"publisher,omitempty"`
+
+	// Secrets are further pull Secrets for the catalog and bundle images (OLM's field);
+	// their credentials join spec.pullSecret's.
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=253
+	// +listType=set
+	// +optional
+	Secrets []string `json:"secrets,omitempty"`
+
+	// UpdateStrategy is OLM's way to say how often to poll: its registryPoll.interval,
+	// when set, is the poll interval in place of spec.pollInterval.
+	// +optional
+	UpdateStrategy *UpdateStrategy `json:"updateStrategy,omitempty"`
+
+	// Address is OLM's registry server address (host:port), which operator-manager cannot
+	// read: with sourceType grpc, spec.image is required (the message says so).
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Address string `json:"address,omitempty"`
+
+	// GRPCPodConfig is OLM's configuration of its registry pod. It is accepted and has no
+	// effect: operator-manager reads catalog images itself and runs no registry pod.
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=object
+	// +optional
+	GRPCPodConfig *apiextensionsv1.JSON `json:"grpcPodConfig,omitempty"`
+}
+
+// UpdateStrategy is OLM's CatalogSource update strategy.
+type UpdateStrategy struct {
+	// RegistryPoll polls the catalog at an interval.
+	// +optional
+	RegistryPoll *RegistryPoll `json:"registryPoll,omitempty"`
+}
+
+// RegistryPoll is OLM's polling setting.
+type RegistryPoll struct {
+	// Interval is how often the catalog is checked for a new digest, as a Go duration.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +optional
+	Interval *metav1.Duration `json:"interval,omitempty"`
+}
+
+// Type is how the source is read: OLM's grpc (with an image) is Image.
+func (s *CatalogSourceSpec) Type() SourceType {
+	if s.SourceType == SourceGRPC {
+		return SourceImage
+	}
+	return s.SourceType
+}
+
+// Poll is how often the source is checked: OLM's updateStrategy.registryPoll.interval
+// when set, else spec.pollInterval (nil when neither is).
+func (s *CatalogSourceSpec) Poll() *metav1.Duration {
+	if u := s.UpdateStrategy; u != nil && u.RegistryPoll != nil && u.RegistryPoll.Interval != nil {
+		return u.RegistryPoll.Interval
+	}
+	return s.PollInterval
+}
+
+// PullSecrets names every pull Secret: spec.pullSecret, then OLM's spec.secrets.
+func (s *CatalogSourceSpec) PullSecrets() []string {
+	var out []string
+	if s.PullSecret != "" {
+		out = append(out, s.PullSecret)
+	}
+	for _, n := range s.Secrets {
+		if n != "" && n != s.PullSecret {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // RejectedBundle is a bundle the catalog could not load, and why.

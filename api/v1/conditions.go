@@ -15,12 +15,15 @@ const (
 
 // Condition reasons: CamelCase words a person can act on; the message says the details.
 const (
-	ReasonSucceeded          = "Succeeded"
-	ReasonInstalling         = "Installing"
-	ReasonUpgrading          = "Upgrading"
-	ReasonPackageNotFound    = "PackageNotFound"
-	ReasonVersionNotFound    = "VersionNotFound"
-	ReasonCatalogNotReady    = "CatalogNotReady"
+	ReasonSucceeded       = "Succeeded"
+	ReasonInstalling      = "Installing"
+	ReasonUpgrading       = "Upgrading"
+	ReasonPackageNotFound = "PackageNotFound"
+	ReasonVersionNotFound = "VersionNotFound"
+	ReasonCatalogNotReady = "CatalogNotReady"
+	// ReasonCatalogNotAllowed: spec.sourceNamespace names a namespace that is neither the
+	// Subscription's own nor the global catalog namespace.
+	ReasonCatalogNotAllowed  = "CatalogNotAllowed"
 	ReasonUnsatisfiable      = "Unsatisfiable"
 	ReasonHealthCheckFailed  = "HealthCheckFailed"
 	ReasonRolledBack         = "RolledBack"

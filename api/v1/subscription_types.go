@@ -29,13 +29,26 @@ const (
 //
 // The version is named either the original way, by startingCSV, or by package with an
 // optional channel and version (exact or a semver range).
-// +kubebuilder:validation:XValidation:rule="self.option == 'delete' || has(self.startingCSV) || has(self.__package__)",message="spec.startingCSV or spec.package is required to install an operator"
+//
+// OLM's Subscription fields are accepted too, so an OLM Subscription works with only its
+// apiVersion changed: name (the package), source and sourceNamespace (the CatalogSource)
+// and installPlanApproval. Each is another name for a field above; where both are set
+// they must agree. With name, startingCSV keeps OLM's meaning (see StartingCSV).
+// +kubebuilder:validation:XValidation:rule="self.option == 'delete' || has(self.startingCSV) || has(self.__package__) || has(self.name)",message="spec.startingCSV or spec.package is required to install an operator (OLM's spec.name names the package too)"
 // +kubebuilder:validation:XValidation:rule="!(has(self.startingCSV) && has(self.version))",message="spec.startingCSV already names a version: set spec.version only together with spec.package"
-// +kubebuilder:validation:XValidation:rule="!(has(self.startingCSV) && has(self.channel) && !has(self.__package__))",message="spec.channel needs spec.package"
+// +kubebuilder:validation:XValidation:rule="!(has(self.startingCSV) && has(self.channel) && !has(self.__package__) && !has(self.name))",message="spec.channel needs spec.package"
+// +kubebuilder:validation:XValidation:rule="!(has(self.__package__) && has(self.name)) || self.__package__ == self.name",message="spec.name is OLM's name for spec.package: set one of them, or both to the same package"
+// +kubebuilder:validation:XValidation:rule="!(has(self.catalog) && has(self.source)) || self.catalog == self.source",message="spec.source is OLM's name for spec.catalog: set one of them, or both to the same CatalogSource"
+// +kubebuilder:validation:XValidation:rule="!has(self.sourceNamespace) || has(self.source) || has(self.catalog)",message="spec.sourceNamespace needs spec.source (or spec.catalog): the CatalogSource's name"
+// +kubebuilder:validation:XValidation:rule="!(has(self.approval) && has(self.installPlanApproval)) || self.approval == self.installPlanApproval",message="spec.installPlanApproval is OLM's name for spec.approval: set one of them, or both to the same value"
 type SubscriptionSpec struct {
 	// StartingCSV names the version to run as `<package>.<version>` (prometheus.0.22.2),
 	// `<package>.v<version>` (etcd.v0.9.4) or the CSV's own name (etcdoperator.v0.9.4).
 	// Editing it upgrades or rolls back.
+	//
+	// In an OLM Subscription (one that names its package by spec.name) it means what OLM
+	// means by it: the version the first install takes; from there the channel is followed,
+	// one upgrade edge at a time, as for a Subscription with a package and no version.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	StartingCSV string `json:"startingCSV,omitempty"`
@@ -67,10 +80,34 @@ type SubscriptionSpec struct {
 	// +optional
 	Catalog string `json:"catalog,omitempty"`
 
-	// Approval Manual makes version changes wait in the Blueprint until approved.
-	// +kubebuilder:default=Automatic
+	// Approval Manual makes version changes wait in the Blueprint until approved; empty
+	// means Automatic (or installPlanApproval's value). It has no default written into the
+	// object, so that an OLM Subscription's installPlanApproval: Manual is not contradicted.
 	// +optional
 	Approval Approval `json:"approval,omitempty"`
+
+	// Name is OLM's field for the package: the same as spec.package. With it,
+	// spec.startingCSV takes OLM's meaning.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Name string `json:"name,omitempty"`
+
+	// Source is OLM's field for the CatalogSource's name: the same as spec.catalog.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Source string `json:"source,omitempty"`
+
+	// SourceNamespace is the CatalogSource's namespace, as in OLM: this Subscription's
+	// namespace, or the manager's global catalog namespace (--global-catalog-namespace,
+	// default the namespace of its default catalog), where catalogs shared by every
+	// namespace live. Empty means this Subscription's namespace.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	SourceNamespace string `json:"sourceNamespace,omitempty"`
+
+	// InstallPlanApproval is OLM's field for spec.approval.
+	// +optional
+	InstallPlanApproval Approval `json:"installPlanApproval,omitempty"`
 
 	// Health bounds how long a new version may take to become healthy.
 	// +optional
@@ -173,6 +210,34 @@ type SubscriptionConfig struct {
 	// +listType=atomic
 	// +optional
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// EnvFrom is added to every container's envFrom, as OLM does (a source already there
+	// is not repeated).
+	// +listType=atomic
+	// +optional
+	EnvFrom []corev1.EnvFromSource `json:"envFrom,omitempty"`
+
+	// Volumes are added to the pods' volumes, or replace the bundle's of the same name.
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Volumes []corev1.Volume `json:"volumes,omitempty"`
+
+	// VolumeMounts are added to every container's volume mounts, or replace its mount of
+	// the same name.
+	// +listType=atomic
+	// +optional
+	VolumeMounts []corev1.VolumeMount `json:"volumeMounts,omitempty"`
+
+	// Affinity replaces each part of the pods' affinity it sets (node affinity, pod
+	// affinity, pod anti-affinity), as OLM does; the parts it leaves unset stay the bundle's.
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+
+	// Annotations are added to the Deployments and their pod templates; an annotation the
+	// bundle sets is kept, as OLM keeps it.
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
 // SubscriptionStatus says what runs and why.

@@ -89,10 +89,10 @@ no flags at all install it again after an uninstall (option: delete).`,
 				fmt.Fprintf(w, "subscription %s/%s created%s\n", ns, sub.Name, how)
 			default:
 				patch := client.MergeFrom(sub.DeepCopy())
-				sub.Spec.StartingCSV, sub.Spec.Package, sub.Spec.Channel, sub.Spec.Version = want.StartingCSV, want.Package, want.Channel, want.Version
+				setIntent(&sub.Spec, want)
 				sub.Spec.Option = omv1.OptionCreate
 				if spec.Catalog != "" {
-					sub.Spec.Catalog = spec.Catalog
+					sub.Spec.Source, sub.Spec.Catalog = olmOrOwn(sub.Spec.Source, sub.Spec.Catalog, spec.Catalog)
 				}
 				if spec.Health != nil {
 					sub.Spec.Health = spec.Health
@@ -101,7 +101,8 @@ no flags at all install it again after an uninstall (option: delete).`,
 					sub.Spec.TargetNamespaces = spec.TargetNamespaces
 				}
 				if spec.Approval != "" {
-					sub.Spec.Approval = spec.Approval
+					a, b := olmOrOwn(string(sub.Spec.InstallPlanApproval), string(sub.Spec.Approval), string(spec.Approval))
+					sub.Spec.InstallPlanApproval, sub.Spec.Approval = omv1.Approval(a), omv1.Approval(b)
 				}
 				if err := c.Patch(ctx, sub, patch); err != nil {
 					return err
@@ -142,13 +143,18 @@ func wantedVersion(name string, existing *omv1.SubscriptionSpec, flags omv1.Subs
 	case existing == nil:
 		want.Package = name
 		return want, nil
-	case existing.Package != "":
-		want.Package = existing.Package
+	case existing.PackageName() != "":
+		want.Package = existing.PackageName()
 		if !channelSet {
 			want.Channel = existing.Channel
 		}
 		if !versionSet {
 			want.Version = existing.Version
+			if existing.OLMStyle() {
+				// OLM's startingCSV (where the first install started) stays unless a
+				// version is given, which replaces it.
+				want.StartingCSV = existing.StartingCSV
+			}
 		}
 		return want, nil
 	case channelSet || versionSet:
@@ -158,6 +164,35 @@ func wantedVersion(name string, existing *omv1.SubscriptionSpec, flags omv1.Subs
 		want.StartingCSV = existing.StartingCSV
 		return want, nil
 	}
+}
+
+// setIntent writes the wanted version into a Subscription's spec, in the words it is
+// written in: an OLM Subscription keeps naming its package by spec.name.
+func setIntent(s *omv1.SubscriptionSpec, want omv1.SubscriptionSpec) {
+	s.StartingCSV, s.Channel, s.Version = want.StartingCSV, want.Channel, want.Version
+	if s.OLMStyle() {
+		if want.Package != "" {
+			s.Name = want.Package
+			if s.Package != "" { // both spellings: both change (the API server refuses two that disagree)
+				s.Package = want.Package
+			}
+		}
+		return
+	}
+	s.Package = want.Package
+}
+
+// olmOrOwn sets a field that has an OLM name (olm) beside this API's own (own) to v, in
+// the spelling(s) the Subscription uses: OLM's when only it is set, both when both are
+// (the API server refuses two that disagree). It returns both.
+func olmOrOwn(olm, own, v string) (string, string) {
+	switch {
+	case olm != "" && own != "":
+		return v, v
+	case olm != "":
+		return v, own
+	}
+	return olm, v
 }
 
 func newUninstallCmd(g *globals) *cobra.Command {
@@ -573,7 +608,7 @@ func newListCmd(g *globals) *cobra.Command {
 					Status: s.Status.Opstatus, Age: duration.HumanDuration(time.Since(s.CreationTimestamp.Time))}
 				row.Wanted = s.Spec.StartingCSV
 				if row.Wanted == "" {
-					row.Wanted = strings.TrimSpace(s.Spec.Package + " " + s.Spec.Version)
+					row.Wanted = strings.TrimSpace(s.Spec.PackageName() + " " + s.Spec.Version)
 				}
 				if c := meta.FindStatusCondition(s.Status.Conditions, omv1.ConditionReady); c != nil {
 					row.Ready, row.Reason = string(c.Status), c.Reason
@@ -685,7 +720,7 @@ func printStatus(w io.Writer, doc statusDoc) {
 	fmt.Fprintf(w, "Subscription:\t%s/%s\n", s.Namespace, s.Name)
 	pkg := s.Status.Package
 	if pkg == "" {
-		pkg = s.Spec.Package // not resolved (yet): what it asks for
+		pkg = s.Spec.PackageName() // not resolved (yet): what it asks for
 	}
 	installed := "nothing yet"
 	if s.Status.InstalledCSV != "" {

@@ -102,6 +102,7 @@ and leader election is on; local runs serve plain /metrics and run alone.`,
 	f.BoolVar(&opts.LeaderElect, "leader-elect", false, "elect one active manager through a Lease (default: on in a cluster, off locally)")
 	f.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the manager's namespace)")
 	f.StringVar(&opts.Namespace, "manager-namespace", "", "namespace of the manager's own objects, such as the default CatalogSource (default: $POD_NAMESPACE, or operator-manager-system in a cluster, default locally)")
+	f.StringVar(&opts.GlobalCatalogNamespace, "global-catalog-namespace", "", "namespace of the CatalogSources that every namespace's Subscriptions may name by spec.sourceNamespace, as OLM's global catalog namespace (olm, openshift-marketplace); default: the manager's namespace")
 	f.StringVar(&opts.CatalogDir, "catalog", "", "directory of the default catalog, kept as the CatalogSource \"default\" in the manager's namespace")
 	f.StringSliceVar(&opts.CatalogDirs, "catalog-dirs", nil, "further directories Directory CatalogSources may read (the --catalog directory always may)")
 	f.StringVar(&opts.CacheDir, "cache-dir", defaultCacheDir(), "directory of the bundle cache (bundles by digest, for installs and rollbacks without the catalog)")

@@ -254,6 +254,7 @@ func TestRevisionCSV(t *testing.T) {
 func TestWantedVersion(t *testing.T) {
 	byPackage := &omv1.SubscriptionSpec{Package: "cache-operator", Channel: "stable", Version: "1.1.0"}
 	byCSV := &omv1.SubscriptionSpec{StartingCSV: "prometheus.0.22.2"}
+	byOLM := &omv1.SubscriptionSpec{Name: "etcd", Channel: "alpha", StartingCSV: "etcdoperator.v0.9.2"}
 	for _, tc := range []struct {
 		name                   string
 		existing               *omv1.SubscriptionSpec
@@ -278,6 +279,9 @@ func TestWantedVersion(t *testing.T) {
 			err: "names its version by startingCSV (prometheus.0.22.2)"},
 		{name: "existing, --package: the flags as given", existing: byPackage, flags: omv1.SubscriptionSpec{Package: "other"},
 			want: omv1.SubscriptionSpec{Package: "other"}},
+		{name: "existing OLM's, no flags: its startingCSV (where it started) kept", existing: byOLM, want: omv1.SubscriptionSpec{Package: "etcd", Channel: "alpha", StartingCSV: "etcdoperator.v0.9.2"}},
+		{name: "existing OLM's, --version: replaces its startingCSV", existing: byOLM, flags: omv1.SubscriptionSpec{Version: "0.9.4"}, versionSet: true,
+			want: omv1.SubscriptionSpec{Package: "etcd", Channel: "alpha", Version: "0.9.4"}},
 	} {
 		got, err := wantedVersion("cache", tc.existing, tc.flags, tc.channelSet, tc.versionSet)
 		switch {
@@ -321,5 +325,33 @@ func TestBlueprintLine(t *testing.T) {
 		if got := blueprintLine(tc.bp, tc.csv); got != tc.want {
 			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestSetIntentKeepsOLMWords: the CLI changes an OLM Subscription in its own words (name,
+// source, installPlanApproval), so the API server's rule that two spellings agree holds and
+// the YAML a person keeps in git still matches what is stored.
+func TestSetIntentKeepsOLMWords(t *testing.T) {
+	olm := omv1.SubscriptionSpec{Name: "etcd", StartingCSV: "etcdoperator.v0.9.2", Source: "hub", InstallPlanApproval: omv1.ApprovalManual}
+	setIntent(&olm, omv1.SubscriptionSpec{Package: "etcd", Version: "0.9.4"})
+	if olm.Name != "etcd" || olm.Package != "" || olm.Version != "0.9.4" || olm.StartingCSV != "" {
+		t.Errorf("OLM spec after setIntent = %+v", olm)
+	}
+	own := omv1.SubscriptionSpec{Package: "etcd"}
+	setIntent(&own, omv1.SubscriptionSpec{Package: "etcd", Channel: "beta"})
+	if own.Package != "etcd" || own.Name != "" || own.Channel != "beta" {
+		t.Errorf("own spec after setIntent = %+v", own)
+	}
+	if src, cat := olmOrOwn("hub", "", "other"); src != "other" || cat != "" {
+		t.Errorf("olmOrOwn on an OLM spelling = %q, %q", src, cat)
+	}
+	if src, cat := olmOrOwn("", "mine", "other"); src != "" || cat != "other" {
+		t.Errorf("olmOrOwn on the own spelling = %q, %q", src, cat)
+	}
+	if src, cat := olmOrOwn("hub", "hub", "other"); src != "other" || cat != "other" {
+		t.Errorf("olmOrOwn on both spellings = %q, %q: both change", src, cat)
+	}
+	if src, cat := olmOrOwn("", "", "other"); src != "" || cat != "other" {
+		t.Errorf("olmOrOwn on nothing = %q, %q: the own spelling is written", src, cat)
 	}
 }

@@ -227,7 +227,7 @@ func (s *Server) upgrade(ctx context.Context, id *identity, key client.ObjectKey
 // versionOf finds the version of csv: in the catalog the installation resolved from (its
 // Blueprint's), or the Subscription's, else from the CSV's name (<package>.v<version>).
 func (s *Server) versionOf(ctx context.Context, id *identity, sub *omv1.Subscription, csv string) (string, error) {
-	pkg := first(sub.Spec.Package, sub.Status.Package)
+	pkg := first(sub.Spec.PackageName(), sub.Status.Package)
 	var refs []client.ObjectKey
 	bp := &omv1.Blueprint{}
 	if err := id.c.Get(ctx, client.ObjectKeyFromObject(sub), bp); err == nil && bp.Spec.Catalog != "" {
@@ -236,8 +236,8 @@ func (s *Server) versionOf(ctx context.Context, id *identity, sub *omv1.Subscrip
 		}
 		pkg = first(pkg, bp.Spec.Package)
 	}
-	if sub.Spec.Catalog != "" {
-		refs = append(refs, client.ObjectKey{Namespace: sub.Namespace, Name: sub.Spec.Catalog})
+	if name := sub.Spec.CatalogName(); name != "" {
+		refs = append(refs, client.ObjectKey{Namespace: sub.Spec.CatalogNamespace(sub.Namespace), Name: name})
 	}
 	for _, ref := range refs {
 		cs := &omv1.CatalogSource{}

@@ -103,7 +103,7 @@ func (cc *catalogCache) load(ctx context.Context, id *identity, cs *omv1.Catalog
 // read loads a catalog as the CLI reads one: a directory from its path, an HTTP catalog
 // from its URL, a catalog image from its registry (bundles pulled from their images).
 func (cc *catalogCache) read(ctx context.Context, id *identity, cs *omv1.CatalogSource) (*catalog.Catalog, error) {
-	switch cs.Spec.SourceType {
+	switch cs.Spec.Type() {
 	case omv1.SourceDirectory:
 		if _, err := os.ReadDir(cs.Spec.Directory); err != nil {
 			return nil, &httpError{code: http.StatusUnprocessableEntity, reason: metav1.StatusReasonInvalid,
@@ -119,14 +119,22 @@ func (cc *catalogCache) read(ctx context.Context, id *identity, cs *omv1.Catalog
 		if r := cs.Spec.Registry; r != nil {
 			o.Insecure, o.CABundle = r.Insecure, []byte(r.CABundle)
 		}
-		if cs.Spec.PullSecret != "" { // read as the person: they may, or the pull is anonymous
-			if sec, err := id.kube.CoreV1().Secrets(cs.Namespace).Get(ctx, cs.Spec.PullSecret, metav1.GetOptions{}); err == nil {
+		var configs [][]byte
+		for _, name := range cs.Spec.PullSecrets() { // read as the person: they may, or the pull is anonymous
+			if sec, err := id.kube.CoreV1().Secrets(cs.Namespace).Get(ctx, name, metav1.GetOptions{}); err == nil {
 				data, err := catalogsource.PullSecretConfig(sec)
 				if err != nil {
-					return nil, invalid("CatalogSource %s/%s spec.pullSecret: %v", cs.Namespace, cs.Name, err)
+					return nil, invalid("CatalogSource %s/%s pull Secret %s: %v", cs.Namespace, cs.Name, name, err)
 				}
-				o.DockerConfig = data
+				configs = append(configs, data)
 			}
+		}
+		if len(configs) > 0 {
+			data, err := catalogsource.MergeDockerConfigs(configs)
+			if err != nil {
+				return nil, invalid("CatalogSource %s/%s: %v", cs.Namespace, cs.Name, err)
+			}
+			o.DockerConfig = data
 		}
 		ref := cs.Spec.Image
 		if cs.Status.ResolvedImage != "" {
@@ -237,7 +245,7 @@ func (s *Server) listCatalogs(w http.ResponseWriter, r *http.Request, id *identi
 	for _, cs := range items {
 		row := catalogRow{Namespace: cs.Namespace, Name: cs.Name, Type: string(cs.Spec.SourceType), Packages: cs.Status.Packages,
 			Bundles: cs.Status.Bundles, ResolvedImage: cs.Status.ResolvedImage}
-		switch cs.Spec.SourceType {
+		switch cs.Spec.Type() {
 		case omv1.SourceDirectory:
 			row.Source = cs.Spec.Directory
 		case omv1.SourceHTTP:

@@ -122,11 +122,11 @@ type row struct {
 
 // rowOf joins a Subscription and its Blueprint (nil when there is none yet).
 func rowOf(sub *omv1.Subscription, bp *omv1.Blueprint) row {
-	rw := row{Namespace: sub.Namespace, Name: sub.Name, Package: first(sub.Spec.Package, sub.Status.Package),
+	rw := row{Namespace: sub.Namespace, Name: sub.Name, Package: first(sub.Spec.PackageName(), sub.Status.Package),
 		CSV: sub.Status.InstalledCSV, Version: sub.Status.InstalledVersion, Ready: string(metav1.ConditionUnknown),
 		Revision: sub.Status.CurrentRevision, Paused: sub.Spec.Paused}
-	if sub.Spec.Catalog != "" { // "ns/name", as the Blueprint names the catalog it resolved from
-		rw.Catalog = sub.Namespace + "/" + sub.Spec.Catalog
+	if name := sub.Spec.CatalogName(); name != "" { // "ns/name", as the Blueprint names the catalog it resolved from
+		rw.Catalog = sub.Spec.CatalogNamespace(sub.Namespace) + "/" + name
 	}
 	conds := sub.Status.Conditions
 	if bp != nil {

@@ -64,7 +64,8 @@ func setup(mgr ctrl.Manager, o manager.Options) error {
 	if err != nil {
 		return err
 	}
-	if err := (&subscription.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: rec, Catalogs: store, DefaultCatalog: defaultCatalog, KubeVersion: kube,
+	if err := (&subscription.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: rec, Catalogs: store, DefaultCatalog: defaultCatalog,
+		GlobalCatalogNamespace: first(o.GlobalCatalogNamespace, o.Namespace), KubeVersion: kube,
 		Workers: w.Subscription}).SetupWithManager(mgr); err != nil {
 		return err
 	}
@@ -108,4 +109,11 @@ func kubeVersion(mgr ctrl.Manager) (func() semver.Version, error) {
 		}
 		return known
 	}, nil
+}
+
+func first(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }

@@ -64,6 +64,9 @@ type Options struct {
 	LeaderElectionNamespace string
 	// Namespace is where the manager keeps its own objects (the default CatalogSource).
 	Namespace string
+	// GlobalCatalogNamespace holds CatalogSources every namespace's Subscriptions may name
+	// (OLM's spec.sourceNamespace, OLM's global catalog namespace); empty means Namespace.
+	GlobalCatalogNamespace string
 	// CatalogDir is the default catalog: a directory of bundles.
 	CatalogDir string
 	// CatalogDirs are the directories Directory CatalogSources may read; CatalogDir is

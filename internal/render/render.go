@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -10,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -311,17 +313,25 @@ func deployment(in Input, om metav1.ObjectMeta, d olm.StrategyDeploymentSpec) (*
 	om.Annotations = mergeMaps(om.Annotations, ann)
 	spec.Template.Annotations = mergeMaps(spec.Template.Annotations, ann)
 	if c := in.Config; c != nil {
-		for i := range spec.Template.Spec.Containers {
-			ctr := &spec.Template.Spec.Containers[i]
+		pod := &spec.Template.Spec
+		for i := range pod.Containers {
+			ctr := &pod.Containers[i]
 			ctr.Env = mergeEnv(ctr.Env, c.Env)
 			if c.Resources != nil {
 				ctr.Resources = *c.Resources.DeepCopy()
 			}
+			ctr.EnvFrom = mergeEnvFrom(ctr.EnvFrom, c.EnvFrom)
+			ctr.VolumeMounts = mergeByName(ctr.VolumeMounts, c.VolumeMounts, func(m corev1.VolumeMount) string { return m.Name })
 		}
 		if c.NodeSelector != nil {
-			spec.Template.Spec.NodeSelector = copyMap(c.NodeSelector)
+			pod.NodeSelector = copyMap(c.NodeSelector)
 		}
-		spec.Template.Spec.Tolerations = append(spec.Template.Spec.Tolerations, c.Tolerations...)
+		pod.Tolerations = append(pod.Tolerations, c.Tolerations...)
+		pod.Volumes = mergeByName(pod.Volumes, c.Volumes, func(v corev1.Volume) string { return v.Name })
+		pod.Affinity = overrideAffinity(pod.Affinity, c.Affinity)
+		// The bundle's own annotations win, and so do the manager's (targets, namespace).
+		om.Annotations = mergeMaps(c.Annotations, om.Annotations)
+		spec.Template.Annotations = mergeMaps(c.Annotations, spec.Template.Annotations)
 	}
 	return &appsv1.Deployment{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}, ObjectMeta: om, Spec: spec}, nil
 }
@@ -391,6 +401,56 @@ func boolKeys[V any](m map[string]V) map[string]bool {
 }
 
 // mergeEnv sets each override by name, replacing a variable of the same name, keeping order.
+// mergeEnvFrom appends the sources not already there, as OLM's InjectEnvFromIntoDeployment.
+func mergeEnvFrom(base, add []corev1.EnvFromSource) []corev1.EnvFromSource {
+	out := append([]corev1.EnvFromSource(nil), base...)
+	for _, a := range add {
+		if !slices.ContainsFunc(out, func(e corev1.EnvFromSource) bool { return equality.Semantic.DeepEqual(e, a) }) {
+			out = append(out, *a.DeepCopy())
+		}
+	}
+	return out
+}
+
+// mergeByName replaces the entries of base named as one of overrides, and appends the rest.
+func mergeByName[T any](base, overrides []T, name func(T) string) []T {
+	if len(overrides) == 0 {
+		return base
+	}
+	out := append([]T(nil), base...)
+	for _, o := range overrides {
+		if i := slices.IndexFunc(out, func(b T) bool { return name(b) == name(o) }); i >= 0 {
+			out[i] = o
+		} else {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// overrideAffinity replaces each part of the pod's affinity that the override sets, as
+// OLM's OverrideDeploymentAffinity.
+func overrideAffinity(base, over *corev1.Affinity) *corev1.Affinity {
+	if over == nil {
+		return base
+	}
+	out := &corev1.Affinity{}
+	if base != nil {
+		out = base.DeepCopy()
+	}
+	o := over.DeepCopy()
+	if o.NodeAffinity != nil {
+		out.NodeAffinity = o.NodeAffinity
+	}
+	if o.PodAffinity != nil {
+		out.PodAffinity = o.PodAffinity
+	}
+	if o.PodAntiAffinity != nil {
+		out.PodAntiAffinity = o.PodAntiAffinity
+	}
+	return out
+}
+
 func mergeEnv(base, overrides []corev1.EnvVar) []corev1.EnvVar {
 	out := append([]corev1.EnvVar{}, base...)
 	for _, o := range overrides {

@@ -405,3 +405,60 @@ func TestRenderAggregatedClusterRole(t *testing.T) {
 		t.Errorf("a plain role lost its rules: %v", objs.Others[1].Object)
 	}
 }
+
+// TestRenderOLMConfigOverrides: the rest of OLM's Subscription config (envFrom, volumes,
+// volumeMounts, affinity, annotations) is applied as OLM applies it, so an OLM
+// Subscription's config means the same here.
+func TestRenderOLMConfigOverrides(t *testing.T) {
+	c := sampleContent(t, "cache-operator.v1.2.0")
+	// The bundle's own: a volume and a mount the override replaces, an annotation it must
+	// not overwrite, an affinity part it leaves alone.
+	pod := &c.CSV.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec.Template.Spec
+	pod.Volumes = []corev1.Volume{{Name: "config", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	pod.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "config", MountPath: "/etc/bundle"}}
+	pod.Containers[0].EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "bundle-env"}}}}
+	pod.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{Weight: 1}}}}
+	c.CSV.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec.Template.Annotations = map[string]string{"team": "bundle"}
+	bundleEnv := pod.Containers[0].EnvFrom[0]
+	proxy := corev1.EnvFromSource{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "proxy"}}}
+	nodeAffinity := &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+		MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"a"}}}}}}}
+	objs, err := Render(Input{Namespace: "ops", CSVName: c.CSV.Name, Package: "cache-operator", Spec: &c.CSV.Spec,
+		TargetNamespaces: []string{"ops"}, Others: c.Objects,
+		Config: &omv1.SubscriptionConfig{
+			EnvFrom: []corev1.EnvFromSource{bundleEnv, proxy},
+			Volumes: []corev1.Volume{
+				{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "mine"}}}},
+				{Name: "certs", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "ca"}}}},
+			VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: "/etc/mine"}, {Name: "certs", MountPath: "/etc/ssl/extra"}},
+			Affinity:     &corev1.Affinity{NodeAffinity: nodeAffinity},
+			Annotations:  map[string]string{"team": "override", "cost-center": "42"},
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := objs.Deployments[0]
+	got := d.Spec.Template.Spec
+	if len(got.Volumes) != 2 || got.Volumes[0].ConfigMap == nil || got.Volumes[0].ConfigMap.Name != "mine" || got.Volumes[1].Name != "certs" {
+		t.Errorf("volumes = %+v: the override replaces by name and appends the rest", got.Volumes)
+	}
+	ctr := got.Containers[0]
+	if len(ctr.VolumeMounts) != 2 || ctr.VolumeMounts[0].MountPath != "/etc/mine" || ctr.VolumeMounts[1].MountPath != "/etc/ssl/extra" {
+		t.Errorf("volume mounts = %+v", ctr.VolumeMounts)
+	}
+	if len(ctr.EnvFrom) != 2 || ctr.EnvFrom[1].SecretRef == nil || ctr.EnvFrom[1].SecretRef.Name != "proxy" {
+		t.Errorf("envFrom = %+v: a source already there is not repeated, a new one is appended", ctr.EnvFrom)
+	}
+	if got.Affinity == nil || got.Affinity.NodeAffinity == nil || got.Affinity.PodAntiAffinity == nil {
+		t.Errorf("affinity = %+v: node affinity set by the override, pod anti-affinity kept from the bundle", got.Affinity)
+	}
+	if a := d.Spec.Template.Annotations; a["team"] != "bundle" || a["cost-center"] != "42" || a[AnnotationTargetNamespaces] != "ops" {
+		t.Errorf("pod template annotations = %v: the bundle's and the manager's are kept, new ones added", a)
+	}
+	if a := d.Annotations; a["cost-center"] != "42" || a[AnnotationOperatorNamespace] != "ops" {
+		t.Errorf("deployment annotations = %v", a)
+	}
+	if len(c.CSV.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec.Template.Spec.Volumes) != 1 || len(pod.Containers[0].EnvFrom) != 1 {
+		t.Error("Render modified its input")
+	}
+}

@@ -309,7 +309,7 @@ func policyOf(sub *omv1.Subscription) Policy {
 			p.Retries = int(*sub.Spec.Rollback.Retries)
 		}
 	}
-	p.ManualApproval = sub != nil && sub.Spec.Approval == omv1.ApprovalManual
+	p.ManualApproval = sub != nil && sub.Spec.ApprovalMode() == omv1.ApprovalManual
 	return p
 }
 

@@ -116,8 +116,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}()
 
 	poll := DefaultPollInterval
-	if cs.Spec.PollInterval != nil && cs.Spec.PollInterval.Duration > 0 {
-		poll = cs.Spec.PollInterval.Duration
+	if p := cs.Spec.Poll(); p != nil && p.Duration > 0 {
+		poll = p.Duration
 	}
 	prev := r.Store.Get(req.NamespacedName)
 	cat, changed, err := r.load(ctx, req.NamespacedName, cs, prev)
@@ -185,7 +185,7 @@ func (r *Reconciler) forget(key types.NamespacedName) {
 
 // source names where a CatalogSource reads from, for logs.
 func source(cs *omv1.CatalogSource) string {
-	switch cs.Spec.SourceType {
+	switch cs.Spec.Type() {
 	case omv1.SourceHTTP:
 		return cs.Spec.URL
 	case omv1.SourceImage:
@@ -195,11 +195,11 @@ func source(cs *omv1.CatalogSource) string {
 }
 
 func (r *Reconciler) load(ctx context.Context, key types.NamespacedName, cs *omv1.CatalogSource, prev *catalog.Catalog) (*catalog.Catalog, bool, error) {
-	if cs.Spec.SourceType != omv1.SourceImage {
+	if cs.Spec.Type() != omv1.SourceImage {
 		r.images.forget(key)
 		cs.Status.ResolvedImage = ""
 	}
-	switch cs.Spec.SourceType {
+	switch cs.Spec.Type() {
 	case omv1.SourceImage:
 		r.remotes.forget(key)
 		cat, resolved, changed, err := r.loadImage(ctx, key, cs, prev)

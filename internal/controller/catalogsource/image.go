@@ -2,6 +2,7 @@ package catalogsource
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -92,23 +93,66 @@ func (r *Reconciler) registryOptions(ctx context.Context, cs *omv1.CatalogSource
 		o.Insecure, o.CABundle = reg.Insecure, []byte(reg.CABundle)
 		settings = fmt.Sprintf("insecure=%t ca=%d", reg.Insecure, len(reg.CABundle))
 	}
-	if cs.Spec.PullSecret == "" {
+	names := cs.Spec.PullSecrets()
+	if len(names) == 0 {
 		return o, settings, nil
 	}
-	sec := &corev1.Secret{}
-	key := types.NamespacedName{Namespace: cs.Namespace, Name: cs.Spec.PullSecret}
-	if err := r.reader().Get(ctx, key, sec); err != nil {
-		if apierrors.IsNotFound(err) {
-			return o, "", fmt.Errorf("spec.pullSecret: Secret %s not found", key)
+	var configs [][]byte
+	for i, name := range names {
+		field := "spec.pullSecret"
+		if i > 0 || cs.Spec.PullSecret == "" {
+			field = "spec.secrets"
 		}
-		return o, "", fmt.Errorf("spec.pullSecret: reading Secret %s: %w", key, err)
+		sec := &corev1.Secret{}
+		key := types.NamespacedName{Namespace: cs.Namespace, Name: name}
+		if err := r.reader().Get(ctx, key, sec); err != nil {
+			if apierrors.IsNotFound(err) {
+				return o, "", fmt.Errorf("%s: Secret %s not found", field, key)
+			}
+			return o, "", fmt.Errorf("%s: reading Secret %s: %w", field, key, err)
+		}
+		data, err := PullSecretConfig(sec)
+		if err != nil {
+			return o, "", fmt.Errorf("%s: %w", field, err)
+		}
+		configs = append(configs, data)
+		settings += " secret=" + sec.Name + "@" + sec.ResourceVersion
 	}
-	data, err := PullSecretConfig(sec)
+	data, err := MergeDockerConfigs(configs)
 	if err != nil {
-		return o, "", fmt.Errorf("spec.pullSecret: %w", err)
+		return o, "", err
 	}
 	o.DockerConfig = data
-	return o, settings + " secret=" + sec.ResourceVersion, nil
+	return o, settings, nil
+}
+
+// MergeDockerConfigs joins the credentials of several pull Secrets (each a .dockerconfigjson
+// or a legacy .dockercfg) into one .dockerconfigjson; for a registry named twice the first
+// Secret's credentials count, as the kubelet takes the first that matches.
+func MergeDockerConfigs(configs [][]byte) ([]byte, error) {
+	if len(configs) == 1 {
+		return configs[0], nil
+	}
+	auths := map[string]json.RawMessage{}
+	for i, data := range configs {
+		var doc map[string]json.RawMessage
+		if err := json.Unmarshal(data, &doc); err != nil {
+			return nil, fmt.Errorf("pull Secret %d of %d is not a docker config: %w", i+1, len(configs), err)
+		}
+		entries := doc
+		if raw, ok := doc["auths"]; ok { // .dockerconfigjson; a .dockercfg is the map itself
+			entries = nil
+			if err := json.Unmarshal(raw, &entries); err != nil {
+				return nil, fmt.Errorf("pull Secret %d of %d: auths: %w", i+1, len(configs), err)
+			}
+		}
+		for registry, auth := range entries {
+			if _, ok := auths[registry]; !ok {
+				auths[registry] = auth
+			}
+		}
+	}
+	return json.Marshal(map[string]any{"auths": auths})
 }
 
 // PullSecretConfig is the docker config a pull Secret holds: its .dockerconfigjson (a

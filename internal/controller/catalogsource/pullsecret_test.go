@@ -37,3 +37,24 @@ func TestPullSecretConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestMergeDockerConfigs: OLM's spec.secrets join spec.pullSecret; each Secret may be either
+// format, and for a registry named twice the first Secret's credentials count.
+func TestMergeDockerConfigs(t *testing.T) {
+	jsonCfg := []byte(`{"auths":{"quay.io":{"auth":"Zmlyc3Q="},"ghcr.io":{"auth":"Z2g="}}}`)
+	legacy := []byte(`{"quay.io":{"auth":"c2Vjb25k"},"registry.local:5000":{"auth":"bG9jYWw="}}`)
+	got, err := MergeDockerConfigs([][]byte{jsonCfg, legacy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"auths":{"ghcr.io":{"auth":"Z2g="},"quay.io":{"auth":"Zmlyc3Q="},"registry.local:5000":{"auth":"bG9jYWw="}}}`
+	if string(got) != want {
+		t.Errorf("merged = %s\nwant     %s", got, want)
+	}
+	if one, _ := MergeDockerConfigs([][]byte{legacy}); string(one) != string(legacy) {
+		t.Errorf("one Secret's config is passed on as it is, got %s", one)
+	}
+	if _, err := MergeDockerConfigs([][]byte{jsonCfg, []byte("not json")}); err == nil || !strings.Contains(err.Error(), "pull Secret 2 of 2") {
+		t.Errorf("a bad config is named by its place: %v", err)
+	}
+}

@@ -172,7 +172,7 @@ func (r *Reconciler) checkConflict(ctx context.Context, sub *omv1.Subscription, 
 	for i := range list.Items {
 		other := &list.Items[i]
 		if (other.Namespace == sub.Namespace && other.Name == sub.Name) || other.Spec.Option == omv1.OptionDelete ||
-			!other.DeletionTimestamp.IsZero() || (other.Spec.Package != "" && other.Spec.Package != b.Package) {
+			!other.DeletionTimestamp.IsZero() || (other.Spec.PackageName() != "" && other.Spec.PackageName() != b.Package) {
 			continue // (the package test first: no need to resolve what names another package)
 		}
 		otherInstalled, err := installed(other, fresh)
@@ -241,8 +241,8 @@ func (r *Reconciler) bundleOf(sub *omv1.Subscription) (*catalog.Bundle, string) 
 	if res, err := r.resolve(sub); err == nil {
 		return res.bundle, res.bundle.Package
 	}
-	if sub.Spec.Package != "" {
-		return nil, sub.Spec.Package
+	if sub.Spec.PackageName() != "" {
+		return nil, sub.Spec.PackageName()
 	}
 	return nil, sub.Status.Package
 }
@@ -297,7 +297,7 @@ const packageUnnamed = "-"
 
 // indexPackage and indexRefusedForConflict compute the two indexes of a Subscription.
 func indexPackage(obj client.Object) []string {
-	if pkg := obj.(*omv1.Subscription).Spec.Package; pkg != "" {
+	if pkg := obj.(*omv1.Subscription).Spec.PackageName(); pkg != "" {
 		return []string{pkg}
 	}
 	return []string{packageUnnamed}

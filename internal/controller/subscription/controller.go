@@ -50,6 +50,9 @@ type Reconciler struct {
 	Catalogs  *catalogsource.Store
 	// DefaultCatalog is the CatalogSource used when spec.catalog is empty.
 	DefaultCatalog types.NamespacedName
+	// GlobalCatalogNamespace is the namespace whose CatalogSources every namespace's
+	// Subscriptions may name by OLM's spec.sourceNamespace (empty: DefaultCatalog's).
+	GlobalCatalogNamespace string
 	// KubeVersion returns the cluster's version for minKubeVersion checks (zero: unknown).
 	KubeVersion func() semver.Version
 	// Workers is the number of Subscriptions reconciled at once.
@@ -102,10 +105,26 @@ func (r *Reconciler) subscriptionsOfCatalog(ctx context.Context, obj client.Obje
 }
 
 func (r *Reconciler) catalogOf(sub *omv1.Subscription) types.NamespacedName {
-	if sub.Spec.Catalog != "" {
-		return types.NamespacedName{Namespace: sub.Namespace, Name: sub.Spec.Catalog}
+	if name := sub.Spec.CatalogName(); name != "" {
+		return types.NamespacedName{Namespace: sub.Spec.CatalogNamespace(sub.Namespace), Name: name}
 	}
 	return r.DefaultCatalog
+}
+
+// catalogAllowed refuses a CatalogSource of another namespace than the Subscription's,
+// unless it is in the global catalog namespace, as OLM does: a catalog may hold a
+// tenant's private bundles and pull secret, which another tenant must not install from.
+func (r *Reconciler) catalogAllowed(sub *omv1.Subscription, key types.NamespacedName) error {
+	global := r.GlobalCatalogNamespace
+	if global == "" {
+		global = r.DefaultCatalog.Namespace
+	}
+	if key == r.DefaultCatalog || key.Namespace == sub.Namespace || key.Namespace == global {
+		return nil
+	}
+	return &resolve.Error{Reason: omv1.ReasonCatalogNotAllowed, Message: fmt.Sprintf(
+		"spec.sourceNamespace %q: a Subscription may name a CatalogSource of its own namespace (%s) or of the global catalog namespace (%s, the manager's --global-catalog-namespace), not of another namespace",
+		key.Namespace, sub.Namespace, global)}
 }
 
 // Reconcile resolves one Subscription and patches its status once at the end.
@@ -235,8 +254,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.
 	return result, nil
 }
 
+// intentOf is what the Subscription asks for now. In an OLM Subscription (spec.name),
+// startingCSV is where the first install starts, as in OLM: once something is installed,
+// the intent is the package's channel, followed one upgrade edge at a time. Elsewhere
+// startingCSV names the version to run, as in the original operator-manager.
 func intentOf(sub *omv1.Subscription) resolve.Intent {
-	return resolve.Intent{StartingCSV: sub.Spec.StartingCSV, Package: sub.Spec.Package, Channel: sub.Spec.Channel, Version: sub.Spec.Version}
+	in := resolve.Intent{StartingCSV: sub.Spec.StartingCSV, Package: sub.Spec.PackageName(), Channel: sub.Spec.Channel, Version: sub.Spec.Version}
+	if sub.Spec.OLMStyle() && sub.Status.InstalledCSV != "" {
+		in.StartingCSV = ""
+	}
+	return in
 }
 
 // followChannel returns the next version a channel-following Subscription moves to, or
@@ -319,15 +346,23 @@ type resolution struct {
 
 func (r *Reconciler) resolve(sub *omv1.Subscription) (*resolution, error) {
 	key := r.catalogOf(sub)
+	if err := r.catalogAllowed(sub, key); err != nil {
+		return nil, err
+	}
 	cat := r.Catalogs.Get(key)
 	if cat == nil {
 		return nil, &resolve.Error{Reason: omv1.ReasonCatalogNotReady,
 			Message: fmt.Sprintf("catalog %s is not loaded yet (see `kubectl get catalogsource -n %s %s`)", key, key.Namespace, key.Name)}
 	}
-	b, err := resolve.Bundle(cat, key.String(), resolve.Intent{StartingCSV: sub.Spec.StartingCSV,
-		Package: sub.Spec.Package, Channel: sub.Spec.Channel, Version: sub.Spec.Version})
+	in := intentOf(sub)
+	b, err := resolve.Bundle(cat, key.String(), in)
 	if err != nil {
 		return nil, err
+	}
+	if in.StartingCSV != "" && in.Package != "" && b.Package != in.Package {
+		return nil, &resolve.Error{Reason: resolve.ReasonVersionNotFound, Message: fmt.Sprintf(
+			"spec.startingCSV %q is %s of package %q in catalog %s, not of package %q that spec.%s names",
+			sub.Spec.StartingCSV, b.CSVName, b.Package, key, in.Package, map[bool]string{true: "name", false: "package"}[sub.Spec.Package == ""])}
 	}
 	return &resolution{bundle: b, catalog: key}, nil
 }
@@ -443,10 +478,14 @@ func (r *Reconciler) resolved(sub *omv1.Subscription, res *resolution) {
 }
 
 func describeIntent(sub *omv1.Subscription) string {
-	if sub.Spec.StartingCSV != "" {
-		return fmt.Sprintf("startingCSV %q", sub.Spec.StartingCSV)
+	in := intentOf(sub)
+	if in.StartingCSV != "" && sub.Spec.OLMStyle() {
+		return fmt.Sprintf("startingCSV %q (the first install of package %q, as in OLM)", in.StartingCSV, in.Package)
 	}
-	s := fmt.Sprintf("package %q", sub.Spec.Package)
+	if in.StartingCSV != "" {
+		return fmt.Sprintf("startingCSV %q", in.StartingCSV)
+	}
+	s := fmt.Sprintf("package %q", in.Package)
 	if sub.Spec.Channel != "" {
 		s += fmt.Sprintf(" channel %q", sub.Spec.Channel)
 	}

@@ -66,7 +66,7 @@ func (r *Reconciler) mirror(sub *omv1.Subscription, bp *omv1.Blueprint) {
 		// A Blueprint not looked at yet: its first phase, said in the write that created
 		// it rather than in one more.
 		st.Opstatus = "pending"
-		if bp.Status.CurrentCSV == "" && bp.Spec.ClusterServiceVersionName != "" && sub.Spec.Approval != omv1.ApprovalManual {
+		if bp.Status.CurrentCSV == "" && bp.Spec.ClusterServiceVersionName != "" && sub.Spec.ApprovalMode() != omv1.ApprovalManual {
 			st.Opstatus = strings.ToLower(string(omv1.BlueprintInstalling))
 		}
 	}

@@ -1,0 +1,47 @@
+package v1
+
+// OLM's Subscription fields are other names for this API's own (see SubscriptionSpec).
+// Everything that reads a Subscription's package, catalog or approval goes through these
+// methods, so the two spellings cannot mean different things in different places.
+
+// PackageName is the package the Subscription asks for: spec.package, else OLM's
+// spec.name ("" when only startingCSV names it).
+func (s *SubscriptionSpec) PackageName() string {
+	if s.Package != "" {
+		return s.Package
+	}
+	return s.Name
+}
+
+// OLMStyle reports whether the Subscription is written in OLM's words (spec.name), which
+// gives spec.startingCSV OLM's meaning: where the first install starts, not a pin.
+func (s *SubscriptionSpec) OLMStyle() bool { return s.Name != "" }
+
+// CatalogName is the CatalogSource named by spec.catalog or OLM's spec.source ("" for the
+// manager's default catalog).
+func (s *SubscriptionSpec) CatalogName() string {
+	if s.Catalog != "" {
+		return s.Catalog
+	}
+	return s.Source
+}
+
+// CatalogNamespace is the namespace of the CatalogSource named, for a Subscription in
+// namespace ns: OLM's spec.sourceNamespace, else ns itself.
+func (s *SubscriptionSpec) CatalogNamespace(ns string) string {
+	if s.SourceNamespace != "" {
+		return s.SourceNamespace
+	}
+	return ns
+}
+
+// ApprovalMode is spec.approval, else OLM's spec.installPlanApproval, else Automatic.
+func (s *SubscriptionSpec) ApprovalMode() Approval {
+	switch {
+	case s.Approval != "":
+		return s.Approval
+	case s.InstallPlanApproval != "":
+		return s.InstallPlanApproval
+	}
+	return ApprovalAutomatic
+}

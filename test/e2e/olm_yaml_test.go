@@ -1,0 +1,154 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+)
+
+// createStrict creates an object from YAML with strict field validation, as kubectl apply
+// sends it: a field the API does not know is an error, not silently dropped.
+func createStrict(t *testing.T, namespace, doc string) {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	u.SetNamespace(namespace)
+	if err := k8s.Create(ctx(), u, client.FieldValidation("Strict")); err != nil {
+		t.Fatalf("creating %s %s as written: %v", u.GetKind(), u.GetName(), err)
+	}
+	if u.GetKind() == "Subscription" {
+		uninstallAtEnd(t, namespace, u.GetName())
+	}
+}
+
+// TestOLMSubscription: an OLM Subscription, with only its apiVersion changed, installs and
+// means what it means in OLM. Its CatalogSource is named by source and sourceNamespace in
+// the global catalog namespace; startingCSV is where the first install starts, after which
+// the channel is followed (here up to an upgrade waiting for approval, since
+// installPlanApproval is Manual); its config's OLM fields reach the Deployment. A
+// sourceNamespace that is neither the Subscription's own nor the global one is refused,
+// naming the rule.
+func TestOLMSubscription(t *testing.T) {
+	ns := "olm-yaml"
+	newNamespace(t, ns)
+	// A catalog every namespace may name: in the global catalog namespace (the manager's).
+	createStrict(t, managerNamespace, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: CatalogSource
+metadata: {name: olm-yaml-samples}
+spec: {sourceType: Directory, directory: `+sampleDir+`, displayName: Samples, publisher: operator-manager}
+`)
+	t.Cleanup(func() {
+		_ = k8s.Delete(ctx(), &omv1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Namespace: managerNamespace, Name: "olm-yaml-samples"}})
+	})
+	createStrict(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache}
+spec:
+  name: cache-operator
+  source: olm-yaml-samples
+  sourceNamespace: `+managerNamespace+`
+  startingCSV: cache-operator.v1.0.0
+  installPlanApproval: Manual
+  config:
+    envFrom: [{configMapRef: {name: proxy-env, optional: true}}]
+    annotations: {cost-center: "42"}
+`)
+	// It installs startingCSV first (the first install does not wait for approval). And
+	// startingCSV was where it started, not a pin: the channel's next version is planned
+	// at once, and waits for approval.
+	eventually(t, 3*time.Minute, "v1.0.0 running, the next version of the channel waiting for approval", func() bool {
+		bp := &omv1.Blueprint{}
+		return k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "cache"}, bp) == nil && bp.Status.CurrentCSV == "cache-operator.v1.0.0" && bp.Status.Phase == omv1.BlueprintWaitingForApproval &&
+			bp.Spec.ClusterServiceVersionName == "cache-operator.v1.1.0"
+	}, describeSub(t, ns, "cache"))
+	if h := getBlueprint(t, ns, "cache").Status.History; len(h) != 1 || h[0].CSVName != "cache-operator.v1.0.0" || h[0].Outcome != omv1.OutcomeSucceeded {
+		t.Errorf("history = %+v, want the startingCSV's install, Succeeded", h)
+	}
+	sub := getSub(t, ns, "cache")
+	if sub.Status.InstalledCSV != "cache-operator.v1.0.0" {
+		t.Errorf("installedCSV %q while the upgrade waits for approval", sub.Status.InstalledCSV)
+	}
+	if c := condition(sub.Status.Conditions, omv1.ConditionResolved); !strings.Contains(c.Message, "in catalog "+managerNamespace+"/olm-yaml-samples") {
+		t.Errorf("Resolved = %+v, want the global catalog named", c)
+	}
+	d := &appsv1.Deployment{}
+	if err := k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "cache-operator"}, d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Spec.Template.Annotations["cost-center"] != "42" || len(d.Spec.Template.Spec.Containers[0].EnvFrom) != 1 {
+		t.Errorf("config not applied: annotations %v envFrom %+v", d.Spec.Template.Annotations, d.Spec.Template.Spec.Containers[0].EnvFrom)
+	}
+	if out, err := cli("approve", "cache", "-n", ns, "--wait"); err != nil {
+		t.Fatalf("approve: %v\n%s", err, out)
+	}
+	// Approved, it moves one edge, and the next one waits again.
+	eventually(t, 3*time.Minute, "v1.1.0 running", func() bool {
+		return getBlueprint(t, ns, "cache").Status.CurrentCSV == "cache-operator.v1.1.0"
+	}, describeSub(t, ns, "cache"))
+
+	// Another tenant's namespace is not a catalog namespace.
+	createStrict(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: elsewhere}
+spec: {name: backup-operator, source: samples, sourceNamespace: channel}
+`)
+	eventually(t, time.Minute, "a catalog of another namespace refused", func() bool {
+		c := condition(getSub(t, ns, "elsewhere").Status.Conditions, omv1.ConditionResolved)
+		return c.Reason == omv1.ReasonCatalogNotAllowed && strings.Contains(c.Message, `spec.sourceNamespace "channel"`)
+	}, describeSub(t, ns, "elsewhere"))
+	if err := k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "elsewhere"}, &omv1.Blueprint{}); err == nil {
+		t.Error("a Blueprint was made for a Subscription whose catalog is refused")
+	}
+}
+
+// TestOLMCatalogSourceFromImage: OLM's CatalogSource of a catalog image (sourceType grpc),
+// with only its apiVersion changed, is read as an Image source: it loads, an OLM
+// Subscription installs its channel head from it, and its updateStrategy's registryPoll
+// interval is the poll interval (a new image under the same tag is installed within it,
+// where the default ten minutes would not be).
+func TestOLMCatalogSourceFromImage(t *testing.T) {
+	reg := newTestRegistry(t)
+	tag := reg.host + "/olm/catalog:latest"
+	pub1 := publish(t, catalogTree(t, "olm-v1", "cache-operator/1.0.0", "cache-operator/1.1.0"), tag)
+	ns := "olm-image"
+	newNamespace(t, ns)
+	createStrict(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: CatalogSource
+metadata: {name: hub}
+spec:
+  sourceType: grpc
+  image: `+tag+`
+  displayName: Test Operators
+  publisher: operator-manager tests
+  grpcPodConfig: {securityContextConfig: restricted}
+  updateStrategy: {registryPoll: {interval: 2s}}
+`)
+	eventually(t, time.Minute, "the grpc CatalogSource loads from its image", func() bool {
+		cs := getCatalogSource(t, ns, "hub")
+		return cs.Status.ResolvedImage == pub1.Catalog && cs.Status.Bundles == 2
+	}, func() string { return getCatalogSource(t, ns, "hub").Status.Conditions[0].Message })
+	createStrict(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache}
+spec: {name: cache-operator, channel: stable, source: hub, sourceNamespace: `+ns+`, installPlanApproval: Automatic}
+`)
+	waitRunning(t, ns, "cache", "cache-operator.v1.1.0")
+	publish(t, catalogTree(t, "olm-v2", "cache-operator/1.0.0", "cache-operator/1.1.0", "cache-operator/1.2.0"), tag)
+	waitRunning(t, ns, "cache", "cache-operator.v1.2.0")
+	kubectl(t, "delete", "subscription", "cache", "-n", ns, "--wait=true")
+}
