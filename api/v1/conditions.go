@@ -23,11 +23,14 @@ const (
 	ReasonCatalogNotReady = "CatalogNotReady"
 	// ReasonCatalogNotAllowed: spec.sourceNamespace names a namespace that is neither the
 	// Subscription's own nor the global catalog namespace.
-	ReasonCatalogNotAllowed  = "CatalogNotAllowed"
-	ReasonUnsatisfiable      = "Unsatisfiable"
-	ReasonHealthCheckFailed  = "HealthCheckFailed"
-	ReasonRolledBack         = "RolledBack"
-	ReasonWaitingForApproval = "WaitingForApproval"
+	ReasonCatalogNotAllowed = "CatalogNotAllowed"
+	// ReasonTooManyOperatorGroups: the namespace has more than one OperatorGroup, so what
+	// its Subscriptions' operators watch is ambiguous (OLM's word).
+	ReasonTooManyOperatorGroups = "TooManyOperatorGroups"
+	ReasonUnsatisfiable         = "Unsatisfiable"
+	ReasonHealthCheckFailed     = "HealthCheckFailed"
+	ReasonRolledBack            = "RolledBack"
+	ReasonWaitingForApproval    = "WaitingForApproval"
 	// ReasonOperatorNotUpgradeable: the running operator's OperatorCondition says
 	// Upgradeable=False; the message carries its reason and message.
 	ReasonOperatorNotUpgradeable = "OperatorNotUpgradeable"

@@ -23,6 +23,7 @@ import (
 	"github.com/operator-manager/operator-manager/internal/crdrepair"
 	"github.com/operator-manager/operator-manager/internal/crdsafety"
 	"github.com/operator-manager/operator-manager/internal/grants"
+	"github.com/operator-manager/operator-manager/internal/operatorgroup"
 	"github.com/operator-manager/operator-manager/internal/render"
 	"github.com/operator-manager/operator-manager/internal/resolve"
 )
@@ -172,6 +173,7 @@ func servedFromElsewhere(ctx context.Context, c client.Client, ns string, cat *c
 		if b == nil || err != nil {
 			continue
 		}
+		_ = operatorgroup.ApplyFrom(ctx, c, sub) // its OperatorGroup's targets, where it names none (RBAC allowing)
 		targets, err := render.TargetNamespaces(b.InstallModes, sub.Namespace, sub.Spec.TargetNamespaces)
 		if err != nil || !render.Watches(targets, ns) {
 			continue

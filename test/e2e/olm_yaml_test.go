@@ -152,3 +152,79 @@ spec: {name: cache-operator, channel: stable, source: hub, sourceNamespace: `+ns
 	waitRunning(t, ns, "cache", "cache-operator.v1.2.0")
 	kubectl(t, "delete", "subscription", "cache", "-n", ns, "--wait=true")
 }
+
+// deploymentTargets is what a Deployment's operator is told to watch (olm.targetNamespaces).
+func deploymentTargets(t *testing.T, ns, name string) string {
+	t.Helper()
+	d := &appsv1.Deployment{}
+	if err := k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
+		return "(" + err.Error() + ")"
+	}
+	return d.Spec.Template.Annotations["olm.targetNamespaces"]
+}
+
+// TestOLMOperatorGroup: OLM's OperatorGroup, with only its apiVersion changed, gives the
+// Subscriptions of its namespace the namespaces their operators watch; a change of it
+// re-renders the installed operator; a second OperatorGroup in the namespace holds the
+// Subscription (TooManyOperatorGroups, naming both) and changes nothing installed.
+func TestOLMOperatorGroup(t *testing.T) {
+	ns, apps := "olm-og", "olm-og-apps"
+	newNamespace(t, ns)
+	newNamespace(t, apps)
+	createStrict(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: OperatorGroup
+metadata: {name: og}
+spec: {targetNamespaces: [`+apps+`], upgradeStrategy: {name: Default}}
+`)
+	// Without the OperatorGroup, cache-operator (AllNamespaces) would watch all namespaces.
+	createStrict(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache}
+spec: {package: cache-operator, version: 1.2.0, catalog: samples}
+`)
+	waitRunning(t, ns, "cache", "cache-operator.v1.2.0")
+	if got := deploymentTargets(t, ns, "cache-operator"); got != apps {
+		t.Errorf("the operator watches %q, want the OperatorGroup's %q", got, apps)
+	}
+	if s := getSub(t, ns, "cache"); len(s.Spec.TargetNamespaces) != 0 {
+		t.Errorf("the Subscription was written: spec.targetNamespaces %v", s.Spec.TargetNamespaces)
+	}
+
+	// The OperatorGroup changes: the installed operator follows.
+	og := &omv1.OperatorGroup{}
+	if err := k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "og"}, og); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(og.DeepCopy())
+	og.Spec.TargetNamespaces = []string{ns}
+	if err := k8s.Patch(ctx(), og, patch); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "the operator re-rendered for the OperatorGroup's new targets", func() bool {
+		return deploymentTargets(t, ns, "cache-operator") == ns
+	}, func() string { return "watches " + deploymentTargets(t, ns, "cache-operator") })
+
+	// A second OperatorGroup: ambiguous, so the Subscription waits and nothing changes.
+	createStrict(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: OperatorGroup
+metadata: {name: another}
+spec: {targetNamespaces: [`+apps+`]}
+`)
+	eventually(t, time.Minute, "TooManyOperatorGroups", func() bool {
+		c := condition(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionResolved)
+		return c.Reason == omv1.ReasonTooManyOperatorGroups && strings.Contains(c.Message, "another, og")
+	}, describeSub(t, ns, "cache"))
+	time.Sleep(3 * time.Second) // a re-render would have happened by now
+	if got := deploymentTargets(t, ns, "cache-operator"); got != ns {
+		t.Errorf("with two OperatorGroups the operator was changed to watch %q", got)
+	}
+	if err := k8s.Delete(ctx(), &omv1.OperatorGroup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "another"}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "resolved again with one OperatorGroup", func() bool {
+		return condition(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionResolved).Status == metav1.ConditionTrue
+	}, describeSub(t, ns, "cache"))
+}

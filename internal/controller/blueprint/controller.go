@@ -36,6 +36,7 @@ import (
 	"github.com/operator-manager/operator-manager/internal/controller/finalizer"
 	"github.com/operator-manager/operator-manager/internal/crdready"
 	"github.com/operator-manager/operator-manager/internal/identity"
+	"github.com/operator-manager/operator-manager/internal/operatorgroup"
 	"github.com/operator-manager/operator-manager/internal/statuswrite"
 )
 
@@ -110,9 +111,24 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		})).
 		// An operator that turns Upgradeable back to True releases its held upgrade at once.
 		Watches(&omv1.OperatorCondition{}, handler.EnqueueRequestsFromMapFunc(r.blueprintsRunning)).
+		// An OperatorGroup's targets and ServiceAccount are its namespace's Blueprints' too.
+		Watches(&omv1.OperatorGroup{}, handler.EnqueueRequestsFromMapFunc(r.blueprintsOfNamespace)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.Workers)}).
 		Named("blueprint").
 		Complete(r)
+}
+
+// blueprintsOfNamespace maps an OperatorGroup to the Blueprints of its namespace.
+func (r *Reconciler) blueprintsOfNamespace(ctx context.Context, o client.Object) []reconcile.Request {
+	list := &omv1.BlueprintList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(o.GetNamespace())); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return out
 }
 
 // scope carries one reconcile's gathered state.
@@ -180,6 +196,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if name := bp.Labels[omv1.LabelSubscription]; name != "" {
 		sub := &omv1.Subscription{}
 		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: bp.Namespace, Name: name}, sub); err == nil {
+			// The namespace's OperatorGroup gives what the Subscription does not say (its
+			// targets, who installs). With several, nothing changes until one is left: the
+			// Subscription says TooManyOperatorGroups.
+			if err := operatorgroup.ApplyFrom(ctx, r.Client, sub); err != nil {
+				return ctrl.Result{}, err
+			}
 			s.sub = sub
 		} else if !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, err

@@ -19,6 +19,7 @@ import (
 	"github.com/operator-manager/operator-manager/internal/catalog"
 	"github.com/operator-manager/operator-manager/internal/identity"
 	"github.com/operator-manager/operator-manager/internal/metrics"
+	"github.com/operator-manager/operator-manager/internal/operatorgroup"
 )
 
 // latest returns the newest revision, or nil.
@@ -428,6 +429,10 @@ func (r *Reconciler) finalize(ctx context.Context, bp *omv1.Blueprint) (ctrl.Res
 			return ctrl.Result{}, err
 		}
 		sub = nil
+	} else {
+		// Deleted as who installed, the OperatorGroup's ServiceAccount included. Several
+		// OperatorGroups do not hold a deletion up: the Subscription's own words count.
+		_ = operatorgroup.ApplyFrom(ctx, r.Client, sub)
 	}
 	r.forgetProviders(ctx, bp, sub)
 	if err := r.deleteCRDs(ctx, bp, sub); err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/operator-manager/operator-manager/internal/catalog"
 	"github.com/operator-manager/operator-manager/internal/identity"
 	"github.com/operator-manager/operator-manager/internal/kubeapply"
+	"github.com/operator-manager/operator-manager/internal/operatorgroup"
 	"github.com/operator-manager/operator-manager/internal/render"
 )
 
@@ -27,7 +28,12 @@ import (
 func (r *Reconciler) build(ctx context.Context, s *scope) (bool, error) {
 	csv := s.csv
 	var err error
-	if s.sub, err = r.subscriptionOf(ctx, csv); err != nil {
+	if s.sub, err = r.subscriptionOf(ctx, csv); err == nil && s.sub != nil {
+		// The namespace's OperatorGroup gives the targets the Subscription does not name;
+		// with several, nothing is rendered until one is left.
+		err = operatorgroup.ApplyFrom(ctx, r.Client, s.sub)
+	}
+	if err != nil {
 		return true, err
 	}
 	if csv.Spec.DecodeError != "" {

@@ -124,6 +124,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// deleted by hand would take the operator's API away.
 		Watches(&apiregistrationv1.APIService{}, byOwner).
 		Watches(&omv1.Subscription{}, handler.EnqueueRequestsFromMapFunc(r.csvsOfSubscription)).
+		// An OperatorGroup's targets are those of its namespace's Subscriptions that name none.
+		Watches(&omv1.OperatorGroup{}, handler.EnqueueRequestsFromMapFunc(r.csvsOfNamespace)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.Workers)}).
 		Named("clusterserviceversion").
 		Complete(r)

@@ -15,6 +15,7 @@ import (
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	"github.com/operator-manager/operator-manager/internal/catalog"
+	"github.com/operator-manager/operator-manager/internal/operatorgroup"
 	"github.com/operator-manager/operator-manager/internal/render"
 	"github.com/operator-manager/operator-manager/internal/resolve"
 )
@@ -186,6 +187,9 @@ func (r *Reconciler) checkConflict(ctx context.Context, sub *omv1.Subscription, 
 		if pkg != b.Package {
 			continue
 		}
+		// What the other watches: its OperatorGroup's targets where it names none (with
+		// several OperatorGroups, it counts as written).
+		_ = operatorgroup.ApplyFrom(ctx, r.Client, other)
 		theirs := installation{namespace: other.Namespace, name: other.Name, pkg: pkg, targets: targetsOf(other, ob)}
 		if ob != nil {
 			theirs.apiServices = ob.OwnedAPIServices

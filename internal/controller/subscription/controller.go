@@ -34,6 +34,7 @@ import (
 	"github.com/operator-manager/operator-manager/internal/controller/catalogsource"
 	"github.com/operator-manager/operator-manager/internal/controller/finalizer"
 	"github.com/operator-manager/operator-manager/internal/metrics"
+	"github.com/operator-manager/operator-manager/internal/operatorgroup"
 	"github.com/operator-manager/operator-manager/internal/resolve"
 	"github.com/operator-manager/operator-manager/internal/statuswrite"
 )
@@ -67,6 +68,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=operators.coreos.com.operator-manager.domain,resources=subscriptions,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups=operators.coreos.com.operator-manager.domain,resources=subscriptions/status;subscriptions/finalizers,verbs=get;update;patch
 // +kubebuilder:rbac:groups=operators.coreos.com.operator-manager.domain,resources=blueprints,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=operators.coreos.com.operator-manager.domain,resources=operatorgroups,verbs=get;list;watch
 
 // SetupWithManager registers the controller. It owns Blueprints and looks again at every
 // Subscription when a CatalogSource changes, so a catalog that was not ready, or has
@@ -80,6 +82,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&omv1.Subscription{}).
 		Owns(&omv1.Blueprint{}).
 		Watches(&omv1.CatalogSource{}, handler.EnqueueRequestsFromMapFunc(r.subscriptionsOfCatalog)).
+		Watches(&omv1.OperatorGroup{}, handler.EnqueueRequestsFromMapFunc(r.subscriptionsOfNamespace)).
 		// A refused or unsatisfiable installation is looked at again when another
 		// Subscription changes or goes: the one it conflicted with may have made room, or
 		// one it depends on come into range.
@@ -100,6 +103,19 @@ func (r *Reconciler) subscriptionsOfCatalog(ctx context.Context, obj client.Obje
 		if r.catalogOf(&s) == key {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&s)})
 		}
+	}
+	return out
+}
+
+// subscriptionsOfNamespace maps an OperatorGroup to the Subscriptions of its namespace.
+func (r *Reconciler) subscriptionsOfNamespace(ctx context.Context, o client.Object) []reconcile.Request {
+	list := &omv1.SubscriptionList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(o.GetNamespace())); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 	}
 	return out
 }
@@ -138,6 +154,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.
 		// brings the Subscription back.
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
+	// The namespace's OperatorGroup gives what the Subscription does not say (its targets,
+	// who installs), laid over it in memory only. Several are an error said below.
+	og, ogErr := operatorgroup.Of(ctx, r.Client, sub.Namespace)
+	operatorgroup.Apply(sub, og)
 	orig := sub.DeepCopy()
 	defer func() {
 		if sub.DeletionTimestamp.IsZero() || controllerutil.ContainsFinalizer(sub, omv1.Finalizer) {
@@ -186,6 +206,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.
 	if err := finalizer.Ensure(ctx, r.Client, sub); err != nil {
 		return ctrl.Result{}, err
 	}
+	if ogErr != nil {
+		var many *operatorgroup.TooManyError
+		if !errors.As(ogErr, &many) {
+			return ctrl.Result{}, ogErr
+		}
+		// Nothing changes while what the operators watch is ambiguous; deleting the extra
+		// OperatorGroup (watched) brings the Subscription back.
+		return r.resolveFailed(sub, &resolve.Error{Reason: omv1.ReasonTooManyOperatorGroups, Message: many.Error()})
+	}
+	operatorgroup.Apply(sub, og) // again: the finalizer's patch read the Subscription back as written
 
 	bp := &omv1.Blueprint{}
 	err := r.Client.Get(ctx, req.NamespacedName, bp)

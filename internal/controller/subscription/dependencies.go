@@ -13,6 +13,7 @@ import (
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	"github.com/operator-manager/operator-manager/internal/catalog"
+	"github.com/operator-manager/operator-manager/internal/operatorgroup"
 	"github.com/operator-manager/operator-manager/internal/render"
 	"github.com/operator-manager/operator-manager/internal/resolve"
 )
@@ -78,6 +79,7 @@ func (r *Reconciler) installedIn(ctx context.Context, sub *omv1.Subscription, ne
 			continue
 		}
 		if s.Namespace != sub.Namespace {
+			_ = operatorgroup.ApplyFrom(ctx, r.Client, s) // its OperatorGroup's targets, where it names none
 			if refusedForConflict(s) || !render.Watches(targetsOf(s, b), sub.Namespace) {
 				continue
 			}
