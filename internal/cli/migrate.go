@@ -26,6 +26,7 @@ import (
 	"github.com/operator-manager/operator-manager/internal/crdsafety"
 	"github.com/operator-manager/operator-manager/internal/migration"
 	"github.com/operator-manager/operator-manager/internal/nativeapi"
+	"github.com/operator-manager/operator-manager/internal/operatorgroup"
 	"github.com/operator-manager/operator-manager/internal/revisionstore"
 	"github.com/operator-manager/operator-manager/internal/scheme"
 )
@@ -136,6 +137,17 @@ func exportInstallations(ctx context.Context, c client.Client, ns string) (*migr
 		bp := &omv1.Blueprint{}
 		if err := c.Get(ctx, client.ObjectKeyFromObject(s), bp); err != nil || bp.Status.CurrentCSV == "" {
 			skipped = append(skipped, key+": runs no version yet")
+			continue
+		}
+		// What its namespace's OperatorGroup gives it (targets, who installs) is written
+		// into the exported spec: the archive alone recreates what ran, on a cluster
+		// without that OperatorGroup too.
+		if err := operatorgroup.ApplyFrom(ctx, c, s); err != nil {
+			var many *operatorgroup.TooManyError
+			if !errors.As(err, &many) {
+				return nil, nil, err
+			}
+			skipped = append(skipped, key+": "+many.Error())
 			continue
 		}
 		in := migration.Installation{Namespace: s.Namespace, Name: s.Name, Labels: s.Labels, Annotations: exportedAnnotations(s.Annotations),

@@ -1,6 +1,9 @@
 package e2e
 
 import (
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	"github.com/operator-manager/operator-manager/internal/migration"
 )
 
 // createStrict creates an object from YAML with strict field validation, as kubectl apply
@@ -227,4 +231,22 @@ spec: {targetNamespaces: [`+apps+`]}
 	eventually(t, time.Minute, "resolved again with one OperatorGroup", func() bool {
 		return condition(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionResolved).Status == metav1.ConditionTrue
 	}, describeSub(t, ns, "cache"))
+
+	// An export carries what the OperatorGroup gives, so the archive alone recreates it.
+	file := filepath.Join(t.TempDir(), "olm-og.tgz")
+	if out, err := cli("export", "-n", ns, "-f", file); err != nil {
+		t.Fatalf("export: %v\n%s", err, out)
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	a, err := migration.Read(f, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Installations) != 1 || !slices.Equal(a.Installations[0].Spec.TargetNamespaces, []string{ns}) {
+		t.Errorf("exported installations = %+v, want cache with the OperatorGroup's targets [%s]", a.Installations, ns)
+	}
 }
