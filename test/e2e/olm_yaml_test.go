@@ -250,3 +250,34 @@ spec: {targetNamespaces: [`+apps+`]}
 		t.Errorf("exported installations = %+v, want cache with the OperatorGroup's targets [%s]", a.Installations, ns)
 	}
 }
+
+// TestOLMSubscriptionDependency: the dependency of an OLM Subscription whose catalog is in
+// the global catalog namespace is installed from that same catalog: its Subscription names
+// it by namespace too.
+func TestOLMSubscriptionDependency(t *testing.T) {
+	ns := "olm-yaml-deps"
+	newNamespace(t, ns)
+	createStrict(t, managerNamespace, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: CatalogSource
+metadata: {name: olm-deps-samples}
+spec: {sourceType: Directory, directory: `+sampleDir+`}
+`)
+	t.Cleanup(func() {
+		_ = k8s.Delete(ctx(), &omv1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Namespace: managerNamespace, Name: "olm-deps-samples"}})
+	})
+	createStrict(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: backup}
+spec: {name: backup-operator, source: olm-deps-samples, sourceNamespace: `+managerNamespace+`, targetNamespaces: [`+ns+`]}
+`)
+	uninstallAtEnd(t, ns, "cache-operator")
+	waitRunning(t, ns, "backup", "backup-operator.v0.2.0")
+	waitRunning(t, ns, "cache-operator", "cache-operator.v1.2.0")
+	dep := getSub(t, ns, "cache-operator")
+	if dep.Spec.CatalogName() != "olm-deps-samples" || dep.Spec.CatalogNamespace(ns) != managerNamespace {
+		t.Errorf("the dependency's Subscription names catalog %s/%s, want %s/olm-deps-samples",
+			dep.Spec.CatalogNamespace(ns), dep.Spec.CatalogName(), managerNamespace)
+	}
+}

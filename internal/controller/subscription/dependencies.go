@@ -194,15 +194,20 @@ func (r *Reconciler) ensureDependency(ctx context.Context, sub *omv1.Subscriptio
 	if client.IgnoreNotFound(err) != nil {
 		return err
 	}
-	catalogName := ""
-	if k := catalogKeyOf(step.Catalog, sub.Namespace); k.Namespace == sub.Namespace && k != r.DefaultCatalog {
-		catalogName = k.Name
-	}
 	dep = &omv1.Subscription{
 		ObjectMeta: metav1.ObjectMeta{Name: step.Package, Namespace: sub.Namespace,
 			Labels:      map[string]string{LabelDependency: "true"},
 			Annotations: map[string]string{AnnotationRequiredBy: sub.Name}},
-		Spec: omv1.SubscriptionSpec{Package: step.Package, Version: step.Version.String(), Catalog: catalogName, Option: omv1.OptionCreate},
+		Spec: omv1.SubscriptionSpec{Package: step.Package, Version: step.Version.String(), Option: omv1.OptionCreate},
+	}
+	// The catalog the dependency was chosen from: the default one is named by nothing, one
+	// of the global catalog namespace (where an OLM Subscription's sourceNamespace may
+	// point) by its namespace too.
+	if k := catalogKeyOf(step.Catalog, sub.Namespace); k != r.DefaultCatalog {
+		dep.Spec.Catalog = k.Name
+		if k.Namespace != sub.Namespace {
+			dep.Spec.SourceNamespace = k.Namespace
+		}
 	}
 	// The dependency watches what the operator needing it watches, where its install modes
 	// allow: an operator watching its own namespace is served by a dependency watching the
