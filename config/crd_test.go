@@ -141,6 +141,7 @@ spec:
   image: quay.io/operatorhubio/catalog:latest
   displayName: Community Operators
   publisher: OperatorHub.io
+  icon: {base64data: iVBORw0KGgo=, mediatype: image/png}
   secrets: [hub-pull]
   grpcPodConfig: {securityContextConfig: restricted, nodeSelector: {pool: infra}}
   updateStrategy: {registryPoll: {interval: 60m}}

@@ -100,6 +100,10 @@ type CatalogSourceSpec struct {
 	// +optional
 	Publisher string `json:"publisher,omitempty"`
 
+	// Icon is the catalog's icon, for consoles (OLM's field).
+	// +optional
+	Icon *CatalogIcon `json:"icon,omitempty"`
+
 	// Secrets are further pull Secrets for the catalog and bundle images (OLM's field);
 	// their credentials join spec.pullSecret's.
 	// +kubebuilder:validation:MaxItems=16
@@ -126,6 +130,18 @@ type CatalogSourceSpec struct {
 	// +kubebuilder:validation:Type=object
 	// +optional
 	GRPCPodConfig *apiextensionsv1.JSON `json:"grpcPodConfig,omitempty"`
+}
+
+// CatalogIcon is OLM's CatalogSource icon.
+type CatalogIcon struct {
+	// Data is the image, base64-encoded.
+	// +kubebuilder:validation:MaxLength=262144
+	// +optional
+	Data string `json:"base64data,omitempty"`
+	// MediaType is the image's media type (image/png, image/svg+xml).
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	MediaType string `json:"mediatype,omitempty"`
 }
 
 // UpdateStrategy is OLM's CatalogSource update strategy.
