@@ -446,8 +446,17 @@ func Operator(verdicts []Verdict) Verdict {
 			apis++
 		}
 	}
+	msg := count(len(verdicts)-apis, "deployment") + " available"
 	if apis > 0 {
-		return Verdict{Healthy, ReasonAvailable, fmt.Sprintf("%d deployments available, %d APIServices available", len(verdicts)-apis, apis)}
+		msg += ", " + count(apis, "APIService") + " available"
 	}
-	return Verdict{Healthy, ReasonAvailable, fmt.Sprintf("%d deployments available", len(verdicts))}
+	return Verdict{Healthy, ReasonAvailable, msg}
+}
+
+// count says "1 deployment", "2 deployments".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -280,7 +280,7 @@ func TestAPIService(t *testing.T) {
 	// Combined with Deployments: healthy only when both are, and the message counts each.
 	dep := Verdict{Healthy, ReasonAvailable, "deployment a available"}
 	if v := Operator([]Verdict{dep, APIService("v1.x.example", cond(apiregistrationv1.ConditionTrue, "Passed", ""))}); v.State != Healthy ||
-		v.Message != "1 deployments available, 1 APIServices available" {
+		v.Message != "1 deployment available, 1 APIService available" {
 		t.Errorf("operator verdict = %+v", v)
 	}
 	if v := Operator([]Verdict{dep, APIService("v1.x.example", nil)}); v.State != Progressing || !strings.Contains(v.Message, "does not exist yet") {
