@@ -14,7 +14,10 @@ import (
 	"sort"
 	"strings"
 
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 )
@@ -88,4 +91,26 @@ func ApplyFrom(ctx context.Context, r client.Reader, sub *omv1.Subscription) err
 	}
 	Apply(sub, og)
 	return nil
+}
+
+// InNamespace maps an OperatorGroup to the objects of its namespace that read it, for a
+// controller's watch: those newList lists there (filtered by opts).
+func InNamespace(c client.Reader, newList func() client.ObjectList, opts ...client.ListOption) handler.MapFunc {
+	return func(ctx context.Context, og client.Object) []reconcile.Request {
+		list := newList()
+		if err := c.List(ctx, list, append([]client.ListOption{client.InNamespace(og.GetNamespace())}, opts...)...); err != nil {
+			return nil
+		}
+		items, err := apimeta.ExtractList(list)
+		if err != nil {
+			return nil
+		}
+		out := make([]reconcile.Request, 0, len(items))
+		for _, o := range items {
+			if obj, ok := o.(client.Object); ok {
+				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(obj)})
+			}
+		}
+		return out
+	}
 }

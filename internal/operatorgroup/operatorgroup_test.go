@@ -1,11 +1,16 @@
 package operatorgroup
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 )
@@ -78,5 +83,35 @@ func TestApply(t *testing.T) {
 	sub.Spec.TargetNamespaces[0] = "changed"
 	if group.Spec.TargetNamespaces[0] != "ns" {
 		t.Error("Apply shares the OperatorGroup's list")
+	}
+}
+
+// TestInNamespace: an OperatorGroup brings back the objects of its namespace that read it,
+// and no other namespace's.
+func TestInNamespace(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := omv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	sub := func(ns, name string, labels map[string]string) *omv1.Subscription {
+		return &omv1.Subscription{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels}}
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(
+		sub("ns", "a", map[string]string{"pick": "yes"}), sub("ns", "b", nil), sub("other", "c", map[string]string{"pick": "yes"})).Build()
+	group := og("g", nil, "", false)
+	newList := func() client.ObjectList { return &omv1.SubscriptionList{} }
+	names := func(reqs []reconcile.Request) []string {
+		var out []string
+		for _, r := range reqs {
+			out = append(out, r.String())
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got := names(InNamespace(c, newList)(context.Background(), &group)); !slices.Equal(got, []string{"ns/a", "ns/b"}) {
+		t.Errorf("requests = %v", got)
+	}
+	if got := names(InNamespace(c, newList, client.HasLabels{"pick"})(context.Background(), &group)); !slices.Equal(got, []string{"ns/a"}) {
+		t.Errorf("requests with a label filter = %v", got)
 	}
 }

@@ -112,23 +112,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// An operator that turns Upgradeable back to True releases its held upgrade at once.
 		Watches(&omv1.OperatorCondition{}, handler.EnqueueRequestsFromMapFunc(r.blueprintsRunning)).
 		// An OperatorGroup's targets and ServiceAccount are its namespace's Blueprints' too.
-		Watches(&omv1.OperatorGroup{}, handler.EnqueueRequestsFromMapFunc(r.blueprintsOfNamespace)).
+		Watches(&omv1.OperatorGroup{}, handler.EnqueueRequestsFromMapFunc(
+			operatorgroup.InNamespace(r.Client, func() client.ObjectList { return &omv1.BlueprintList{} }))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.Workers)}).
 		Named("blueprint").
 		Complete(r)
-}
-
-// blueprintsOfNamespace maps an OperatorGroup to the Blueprints of its namespace.
-func (r *Reconciler) blueprintsOfNamespace(ctx context.Context, o client.Object) []reconcile.Request {
-	list := &omv1.BlueprintList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(o.GetNamespace())); err != nil {
-		return nil
-	}
-	out := make([]reconcile.Request, 0, len(list.Items))
-	for i := range list.Items {
-		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
-	}
-	return out
 }
 
 // scope carries one reconcile's gathered state.

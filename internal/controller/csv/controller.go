@@ -36,6 +36,7 @@ import (
 	"github.com/operator-manager/operator-manager/internal/controller/finalizer"
 	"github.com/operator-manager/operator-manager/internal/crdready"
 	"github.com/operator-manager/operator-manager/internal/identity"
+	"github.com/operator-manager/operator-manager/internal/operatorgroup"
 	"github.com/operator-manager/operator-manager/internal/render"
 	"github.com/operator-manager/operator-manager/internal/statuswrite"
 )
@@ -125,7 +126,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&apiregistrationv1.APIService{}, byOwner).
 		Watches(&omv1.Subscription{}, handler.EnqueueRequestsFromMapFunc(r.csvsOfSubscription)).
 		// An OperatorGroup's targets are those of its namespace's Subscriptions that name none.
-		Watches(&omv1.OperatorGroup{}, handler.EnqueueRequestsFromMapFunc(r.csvsOfNamespace)).
+		Watches(&omv1.OperatorGroup{}, handler.EnqueueRequestsFromMapFunc(operatorgroup.InNamespace(r.Client,
+			func() client.ObjectList { return &omv1alpha1.ClusterServiceVersionList{} }, client.HasLabels{omv1.LabelSubscription}))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.Workers)}).
 		Named("clusterserviceversion").
 		Complete(r)

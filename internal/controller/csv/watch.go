@@ -36,17 +36,3 @@ func (r *Reconciler) csvsOfSubscription(ctx context.Context, obj client.Object) 
 	}
 	return out
 }
-
-// csvsOfNamespace maps an OperatorGroup to the CSVs of its namespace that a Subscription
-// installed (those made by hand have none, and take nothing from it).
-func (r *Reconciler) csvsOfNamespace(ctx context.Context, obj client.Object) []reconcile.Request {
-	list := &omv1alpha1.ClusterServiceVersionList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.HasLabels{omv1.LabelSubscription}); err != nil {
-		return nil
-	}
-	out := make([]reconcile.Request, 0, len(list.Items))
-	for i := range list.Items {
-		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
-	}
-	return out
-}

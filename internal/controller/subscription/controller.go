@@ -82,7 +82,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&omv1.Subscription{}).
 		Owns(&omv1.Blueprint{}).
 		Watches(&omv1.CatalogSource{}, handler.EnqueueRequestsFromMapFunc(r.subscriptionsOfCatalog)).
-		Watches(&omv1.OperatorGroup{}, handler.EnqueueRequestsFromMapFunc(r.subscriptionsOfNamespace)).
+		Watches(&omv1.OperatorGroup{}, handler.EnqueueRequestsFromMapFunc(
+			operatorgroup.InNamespace(r.Client, func() client.ObjectList { return &omv1.SubscriptionList{} }))).
 		// A refused or unsatisfiable installation is looked at again when another
 		// Subscription changes or goes: the one it conflicted with may have made room, or
 		// one it depends on come into range.
@@ -103,19 +104,6 @@ func (r *Reconciler) subscriptionsOfCatalog(ctx context.Context, obj client.Obje
 		if r.catalogOf(&s) == key {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&s)})
 		}
-	}
-	return out
-}
-
-// subscriptionsOfNamespace maps an OperatorGroup to the Subscriptions of its namespace.
-func (r *Reconciler) subscriptionsOfNamespace(ctx context.Context, o client.Object) []reconcile.Request {
-	list := &omv1.SubscriptionList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(o.GetNamespace())); err != nil {
-		return nil
-	}
-	out := make([]reconcile.Request, 0, len(list.Items))
-	for i := range list.Items {
-		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 	}
 	return out
 }
