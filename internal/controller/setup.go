@@ -65,7 +65,7 @@ func setup(mgr ctrl.Manager, o manager.Options) error {
 		return err
 	}
 	if err := (&subscription.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: rec, Catalogs: store, DefaultCatalog: defaultCatalog,
-		GlobalCatalogNamespace: first(o.GlobalCatalogNamespace, o.Namespace), KubeVersion: kube,
+		GlobalCatalogNamespace: o.GlobalCatalogNamespace, KubeVersion: kube,
 		Workers: w.Subscription}).SetupWithManager(mgr); err != nil {
 		return err
 	}
@@ -109,11 +109,4 @@ func kubeVersion(mgr ctrl.Manager) (func() semver.Version, error) {
 		}
 		return known
 	}, nil
-}
-
-func first(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

@@ -412,16 +412,18 @@ func mergeEnvFrom(base, add []corev1.EnvFromSource) []corev1.EnvFromSource {
 	return out
 }
 
-// mergeByName replaces the entries of base named as one of overrides, and appends the rest.
+// mergeByName replaces every entry of base named as one of overrides (a bundle may name
+// an env variable twice; dedupeContainers keeps the last later), and appends the rest.
 func mergeByName[T any](base, overrides []T, name func(T) string) []T {
-	if len(overrides) == 0 {
-		return base
-	}
-	out := append([]T(nil), base...)
+	out := append(make([]T, 0, len(base)+len(overrides)), base...)
 	for _, o := range overrides {
-		if i := slices.IndexFunc(out, func(b T) bool { return name(b) == name(o) }); i >= 0 {
-			out[i] = o
-		} else {
+		replaced := false
+		for i := range out {
+			if name(out[i]) == name(o) {
+				out[i], replaced = o, true
+			}
+		}
+		if !replaced {
 			out = append(out, o)
 		}
 	}
@@ -452,19 +454,7 @@ func overrideAffinity(base, over *corev1.Affinity) *corev1.Affinity {
 }
 
 func mergeEnv(base, overrides []corev1.EnvVar) []corev1.EnvVar {
-	out := append([]corev1.EnvVar{}, base...)
-	for _, o := range overrides {
-		replaced := false
-		for i := range out {
-			if out[i].Name == o.Name {
-				out[i], replaced = o, true
-			}
-		}
-		if !replaced {
-			out = append(out, o)
-		}
-	}
-	return out
+	return mergeByName(base, overrides, func(e corev1.EnvVar) string { return e.Name })
 }
 
 // mergeRules joins the rules of permission entries that name the same service account,
