@@ -101,8 +101,7 @@ no flags at all install it again after an uninstall (option: delete).`,
 					sub.Spec.TargetNamespaces = spec.TargetNamespaces
 				}
 				if spec.Approval != "" {
-					a, b := olmOrOwn(string(sub.Spec.InstallPlanApproval), string(sub.Spec.Approval), string(spec.Approval))
-					sub.Spec.InstallPlanApproval, sub.Spec.Approval = omv1.Approval(a), omv1.Approval(b)
+					sub.Spec.InstallPlanApproval, sub.Spec.Approval = olmOrOwn(sub.Spec.InstallPlanApproval, sub.Spec.Approval, spec.Approval)
 				}
 				if err := c.Patch(ctx, sub, patch); err != nil {
 					return err
@@ -167,25 +166,18 @@ func wantedVersion(name string, existing *omv1.SubscriptionSpec, flags omv1.Subs
 }
 
 // setIntent writes the wanted version into a Subscription's spec, in the words it is
-// written in: an OLM Subscription keeps naming its package by spec.name.
+// written in: an OLM Subscription keeps naming its package by spec.name. A wanted CSV
+// alone (--csv) clears the package, in either spelling: startingCSV then names the
+// version to run, which with OLM's name it would not once something is installed.
 func setIntent(s *omv1.SubscriptionSpec, want omv1.SubscriptionSpec) {
 	s.StartingCSV, s.Channel, s.Version = want.StartingCSV, want.Channel, want.Version
-	if s.OLMStyle() {
-		if want.Package != "" {
-			s.Name = want.Package
-			if s.Package != "" { // both spellings: both change (the API server refuses two that disagree)
-				s.Package = want.Package
-			}
-		}
-		return
-	}
-	s.Package = want.Package
+	s.Name, s.Package = olmOrOwn(s.Name, s.Package, want.Package)
 }
 
 // olmOrOwn sets a field that has an OLM name (olm) beside this API's own (own) to v, in
 // the spelling(s) the Subscription uses: OLM's when only it is set, both when both are
 // (the API server refuses two that disagree). It returns both.
-func olmOrOwn(olm, own, v string) (string, string) {
+func olmOrOwn[T ~string](olm, own, v T) (T, T) {
 	switch {
 	case olm != "" && own != "":
 		return v, v

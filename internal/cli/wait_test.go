@@ -337,6 +337,18 @@ func TestSetIntentKeepsOLMWords(t *testing.T) {
 	if olm.Name != "etcd" || olm.Package != "" || olm.Version != "0.9.4" || olm.StartingCSV != "" {
 		t.Errorf("OLM spec after setIntent = %+v", olm)
 	}
+	// --csv alone: the package is cleared, so startingCSV pins the version asked for (with
+	// OLM's name kept, an installed Subscription would follow its channel and ignore it).
+	byCSV := omv1.SubscriptionSpec{Name: "etcd", Channel: "alpha", Source: "hub"}
+	setIntent(&byCSV, omv1.SubscriptionSpec{StartingCSV: "etcdoperator.v0.9.4"})
+	if byCSV.Name != "" || byCSV.Package != "" || byCSV.Channel != "" || byCSV.StartingCSV != "etcdoperator.v0.9.4" || byCSV.Source != "hub" {
+		t.Errorf("OLM spec after setIntent of a CSV alone = %+v", byCSV)
+	}
+	both := omv1.SubscriptionSpec{Name: "etcd", Package: "etcd"}
+	setIntent(&both, omv1.SubscriptionSpec{Package: "etcd-next"})
+	if both.Name != "etcd-next" || both.Package != "etcd-next" {
+		t.Errorf("both spellings after setIntent = %+v: both change", both)
+	}
 	own := omv1.SubscriptionSpec{Package: "etcd"}
 	setIntent(&own, omv1.SubscriptionSpec{Package: "etcd", Channel: "beta"})
 	if own.Package != "etcd" || own.Name != "" || own.Channel != "beta" {
