@@ -165,6 +165,10 @@ type Revision struct {
 	// BundleDigest is the cache key of its bundle.
 	// +optional
 	BundleDigest string `json:"bundleDigest,omitempty"`
+	// InstallPlan names the InstallPlan whose approval the revision waited for (a Manual
+	// Subscription's version change), if any.
+	// +optional
+	InstallPlan string `json:"installPlan,omitempty"`
 	// StartTime is when the revision began to roll out.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`

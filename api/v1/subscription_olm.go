@@ -45,3 +45,11 @@ func (s *SubscriptionSpec) ApprovalMode() Approval {
 	}
 	return ApprovalAutomatic
 }
+
+// ApprovesFirstInstall reports whether the first install waits for approval too: OLM's
+// installPlanApproval: Manual means every InstallPlan, the first one included. This API's
+// own approval: Manual lets a first install go ahead, as it always has (it guards the
+// running operator against version changes).
+func (s *SubscriptionSpec) ApprovesFirstInstall() bool {
+	return s.InstallPlanApproval == ApprovalManual
+}

@@ -15,6 +15,15 @@ const (
 	OptionDelete Option = "delete"
 )
 
+// SubscriptionState is OLM's summary of a Subscription (status.state).
+type SubscriptionState string
+
+const (
+	SubscriptionStateUpgradePending   SubscriptionState = "UpgradePending"
+	SubscriptionStateAtLatest         SubscriptionState = "AtLatestKnown"
+	SubscriptionStateUpgradeAvailable SubscriptionState = "UpgradeAvailable"
+)
+
 // Approval says whether a version change waits for a person.
 // +kubebuilder:validation:Enum=Automatic;Manual
 type Approval string
@@ -80,9 +89,11 @@ type SubscriptionSpec struct {
 	// +optional
 	Catalog string `json:"catalog,omitempty"`
 
-	// Approval Manual makes version changes wait in the Blueprint until approved; empty
-	// means Automatic (or installPlanApproval's value). It has no default written into the
-	// object, so that an OLM Subscription's installPlanApproval: Manual is not contradicted.
+	// Approval Manual makes version changes of the running operator wait in the Blueprint
+	// until approved (`operator-manager approve`, or the InstallPlan each one makes); a
+	// first install does not wait. Empty means Automatic (or installPlanApproval's value).
+	// It has no default written into the object, so that an OLM Subscription's
+	// installPlanApproval: Manual is not contradicted.
 	// +optional
 	Approval Approval `json:"approval,omitempty"`
 
@@ -105,7 +116,9 @@ type SubscriptionSpec struct {
 	// +optional
 	SourceNamespace string `json:"sourceNamespace,omitempty"`
 
-	// InstallPlanApproval is OLM's field for spec.approval.
+	// InstallPlanApproval is OLM's field for spec.approval, with OLM's meaning: Manual
+	// makes every version change wait for approval, the first install included (and the
+	// dependencies it brings, which are installed once it is approved).
 	// +optional
 	InstallPlanApproval Approval `json:"installPlanApproval,omitempty"`
 
@@ -267,6 +280,18 @@ type SubscriptionStatus struct {
 	// CurrentRevision is the Blueprint revision that runs now.
 	// +optional
 	CurrentRevision int64 `json:"currentRevision,omitempty"`
+
+	// State is OLM's word for where the Subscription stands: UpgradePending while a
+	// version change is under way or waits for approval, AtLatestKnown once the CSV it
+	// resolves to runs, UpgradeAvailable when it resolves to another CSV than the one that
+	// runs and nothing is under way (the change failed, was rolled back, or is held).
+	// +optional
+	State SubscriptionState `json:"state,omitempty"`
+
+	// InstallPlanRef names the InstallPlan of the newest version change that waited for
+	// approval (a Manual Subscription's), as OLM's does.
+	// +optional
+	InstallPlanRef *corev1.ObjectReference `json:"installPlanRef,omitempty"`
 
 	// Opstatus is the original operator-manager's one-word status, kept for old scripts.
 	// +optional

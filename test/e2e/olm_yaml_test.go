@@ -11,10 +11,12 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
 	"github.com/operator-manager/operator-manager/internal/migration"
 )
 
@@ -37,9 +39,11 @@ func createStrict(t *testing.T, namespace, doc string) {
 
 // TestOLMSubscription: an OLM Subscription, with only its apiVersion changed, installs and
 // means what it means in OLM. Its CatalogSource is named by source and sourceNamespace in
-// the global catalog namespace; startingCSV is where the first install starts, after which
-// the channel is followed (here up to an upgrade waiting for approval, since
-// installPlanApproval is Manual); its config's OLM fields reach the Deployment. A
+// the global catalog namespace; installPlanApproval: Manual makes the first install wait
+// in an InstallPlan, approved by setting its spec.approved; startingCSV is where the first
+// install starts, after which the channel is followed, each edge in a new InstallPlan
+// (approved here with `operator-manager approve`, which the plan then says); its config's
+// OLM fields reach the Deployment. A
 // sourceNamespace that is neither the Subscription's own nor the global one is refused,
 // naming the rule.
 func TestOLMSubscription(t *testing.T) {
@@ -69,16 +73,36 @@ spec:
     envFrom: [{configMapRef: {name: proxy-env, optional: true}}]
     annotations: {cost-center: "42"}
 `)
-	// It installs startingCSV first (the first install does not wait for approval). And
-	// startingCSV was where it started, not a pin: the channel's next version is planned
-	// at once, and waits for approval.
+	// installPlanApproval: Manual is OLM's: the first install waits for approval too, in
+	// an InstallPlan the Subscription names. Nothing is installed meanwhile.
+	first := waitInstallPlan(t, ns, "cache", omv1alpha1.InstallPlanRequiresApproval)
+	if got := first.Spec.ClusterServiceVersionNames; !slices.Equal(got, []string{"cache-operator.v1.0.0"}) || first.Spec.Approved || first.Spec.Approval != "Manual" {
+		t.Errorf("the first InstallPlan = %+v, want Manual, not approved, installing startingCSV", first.Spec)
+	}
+	if sub := getSub(t, ns, "cache"); sub.Status.InstalledCSV != "" || sub.Status.State != omv1.SubscriptionStateUpgradePending {
+		t.Errorf("before approval: installedCSV %q, state %q; want nothing installed, UpgradePending", sub.Status.InstalledCSV, sub.Status.State)
+	}
+	if err := k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "cache-operator"}, &appsv1.Deployment{}); err == nil {
+		t.Error("the operator's Deployment exists before its InstallPlan was approved")
+	}
+	// Approved as in OLM, by setting spec.approved (kubectl patch installplan).
+	approvePlan(t, first)
+	// It installs startingCSV first. And startingCSV was where it started, not a pin: the
+	// channel's next version is planned at once, in a new InstallPlan waiting for approval.
 	eventually(t, 3*time.Minute, "v1.0.0 running, the next version of the channel waiting for approval", func() bool {
 		bp := &omv1.Blueprint{}
 		return k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "cache"}, bp) == nil && bp.Status.CurrentCSV == "cache-operator.v1.0.0" && bp.Status.Phase == omv1.BlueprintWaitingForApproval &&
 			bp.Spec.ClusterServiceVersionName == "cache-operator.v1.1.0"
 	}, describeSub(t, ns, "cache"))
-	if h := getBlueprint(t, ns, "cache").Status.History; len(h) != 1 || h[0].CSVName != "cache-operator.v1.0.0" || h[0].Outcome != omv1.OutcomeSucceeded {
-		t.Errorf("history = %+v, want the startingCSV's install, Succeeded", h)
+	if h := getBlueprint(t, ns, "cache").Status.History; len(h) != 1 || h[0].CSVName != "cache-operator.v1.0.0" || h[0].Outcome != omv1.OutcomeSucceeded || h[0].InstallPlan != first.Name {
+		t.Errorf("history = %+v, want the startingCSV's install, Succeeded, approved in %s", h, first.Name)
+	}
+	if ip := getInstallPlan(t, ns, first.Name); ip.Status.Phase != omv1alpha1.InstallPlanComplete || ip.Status.Revision != 1 {
+		t.Errorf("the first InstallPlan's status = %+v, want Complete by revision 1", ip.Status)
+	}
+	second := waitInstallPlan(t, ns, "cache", omv1alpha1.InstallPlanRequiresApproval)
+	if second.Name == first.Name || !slices.Equal(second.Spec.ClusterServiceVersionNames, []string{"cache-operator.v1.1.0"}) {
+		t.Errorf("the upgrade's InstallPlan = %s %+v, want a new plan installing v1.1.0", second.Name, second.Spec)
 	}
 	sub := getSub(t, ns, "cache")
 	if sub.Status.InstalledCSV != "cache-operator.v1.0.0" {
@@ -87,6 +111,9 @@ spec:
 	if c := condition(sub.Status.Conditions, omv1.ConditionResolved); !strings.Contains(c.Message, "in catalog "+managerNamespace+"/olm-yaml-samples") {
 		t.Errorf("Resolved = %+v, want the global catalog named", c)
 	}
+	if c := condition(sub.Status.Conditions, omv1.ConditionUpgradePending); !strings.Contains(c.Message, "InstallPlan "+second.Name) {
+		t.Errorf("UpgradePending = %+v, want the InstallPlan to approve named", c)
+	}
 	d := &appsv1.Deployment{}
 	if err := k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "cache-operator"}, d); err != nil {
 		t.Fatal(err)
@@ -94,12 +121,14 @@ spec:
 	if d.Spec.Template.Annotations["cost-center"] != "42" || len(d.Spec.Template.Spec.Containers[0].EnvFrom) != 1 {
 		t.Errorf("config not applied: annotations %v envFrom %+v", d.Spec.Template.Annotations, d.Spec.Template.Spec.Containers[0].EnvFrom)
 	}
+	// Approved the operator-manager way, the InstallPlan says so too.
 	if out, err := cli("approve", "cache", "-n", ns, "--wait"); err != nil {
 		t.Fatalf("approve: %v\n%s", err, out)
 	}
 	// Approved, it moves one edge, and the next one waits again.
-	eventually(t, 3*time.Minute, "v1.1.0 running", func() bool {
-		return getBlueprint(t, ns, "cache").Status.CurrentCSV == "cache-operator.v1.1.0"
+	eventually(t, 3*time.Minute, "v1.1.0 running, its InstallPlan approved and Complete", func() bool {
+		ip := getInstallPlan(t, ns, second.Name)
+		return getBlueprint(t, ns, "cache").Status.CurrentCSV == "cache-operator.v1.1.0" && ip.Spec.Approved && ip.Status.Phase == omv1alpha1.InstallPlanComplete
 	}, describeSub(t, ns, "cache"))
 
 	// Another tenant's namespace is not a catalog namespace.
@@ -270,14 +299,59 @@ spec: {sourceType: Directory, directory: `+sampleDir+`}
 apiVersion: operators.coreos.com.operator-manager.domain/v1
 kind: Subscription
 metadata: {name: backup}
-spec: {name: backup-operator, source: olm-deps-samples, sourceNamespace: `+managerNamespace+`, targetNamespaces: [`+ns+`]}
+spec: {name: backup-operator, source: olm-deps-samples, sourceNamespace: `+managerNamespace+`, targetNamespaces: [`+ns+`], installPlanApproval: Manual}
 `)
 	uninstallAtEnd(t, ns, "cache-operator")
+	// One InstallPlan holds the operator and the dependency it brings; neither is
+	// installed, nor the dependency's Subscription made, before it is approved.
+	ip := waitInstallPlan(t, ns, "backup", omv1alpha1.InstallPlanRequiresApproval)
+	if got := ip.Spec.ClusterServiceVersionNames; !slices.Equal(got, []string{"backup-operator.v0.2.0", "cache-operator.v1.2.0"}) {
+		t.Errorf("InstallPlan CSVs = %v, want the operator and its dependency", got)
+	}
+	if err := k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "cache-operator"}, &omv1.Subscription{}); err == nil {
+		t.Error("the dependency's Subscription was made before the InstallPlan was approved")
+	}
+	approvePlan(t, ip)
 	waitRunning(t, ns, "backup", "backup-operator.v0.2.0")
 	waitRunning(t, ns, "cache-operator", "cache-operator.v1.2.0")
 	dep := getSub(t, ns, "cache-operator")
 	if dep.Spec.CatalogName() != "olm-deps-samples" || dep.Spec.CatalogNamespace(ns) != managerNamespace {
 		t.Errorf("the dependency's Subscription names catalog %s/%s, want %s/olm-deps-samples",
 			dep.Spec.CatalogNamespace(ns), dep.Spec.CatalogName(), managerNamespace)
+	}
+}
+
+// waitInstallPlan waits for the Subscription to name an InstallPlan in the phase given,
+// and returns it.
+func waitInstallPlan(t *testing.T, ns, sub string, phase omv1alpha1.InstallPlanPhase) *omv1alpha1.InstallPlan {
+	t.Helper()
+	var ip *omv1alpha1.InstallPlan
+	eventually(t, 2*time.Minute, "Subscription "+sub+" naming an InstallPlan "+string(phase), func() bool {
+		ref := getSub(t, ns, sub).Status.InstallPlanRef
+		if ref == nil || ref.Kind != "InstallPlan" || ref.APIVersion != omv1alpha1.GroupVersion.String() {
+			return false
+		}
+		ip = &omv1alpha1.InstallPlan{}
+		return k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: ref.Name}, ip) == nil && ip.Status.Phase == phase
+	}, describeSub(t, ns, sub))
+	return ip
+}
+
+func getInstallPlan(t *testing.T, ns, name string) *omv1alpha1.InstallPlan {
+	t.Helper()
+	ip := &omv1alpha1.InstallPlan{}
+	if err := k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: name}, ip); err != nil {
+		t.Fatalf("InstallPlan %s/%s: %v", ns, name, err)
+	}
+	return ip
+}
+
+// approvePlan approves an InstallPlan as an OLM user does:
+// kubectl patch installplan NAME --type merge -p '{"spec":{"approved":true}}'.
+func approvePlan(t *testing.T, ip *omv1alpha1.InstallPlan) {
+	t.Helper()
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"approved":true}}`))
+	if err := k8s.Patch(ctx(), &omv1alpha1.InstallPlan{ObjectMeta: metav1.ObjectMeta{Namespace: ip.Namespace, Name: ip.Name}}, patch); err != nil {
+		t.Fatalf("approving InstallPlan %s/%s: %v", ip.Namespace, ip.Name, err)
 	}
 }

@@ -106,6 +106,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return b.
 		For(&omv1.Blueprint{}).
 		Owns(&omv1alpha1.ClusterServiceVersion{}).
+		// An InstallPlan approved with kubectl lets its change go at once.
+		Owns(&omv1alpha1.InstallPlan{}).
 		Watches(&omv1.Subscription{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 			return []reconcile.Request{{NamespacedName: client.ObjectKeyFromObject(o)}}
 		})).
@@ -122,10 +124,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // scope carries one reconcile's gathered state.
 type scope struct {
 	bp     *omv1.Blueprint
-	sub    *omv1.Subscription // nil when the Blueprint has no Subscription (made by hand)
-	id     identity.Identity  // who installs
-	work   *omv1.Revision     // the revision being carried out
-	hold   *Hold              // the running operator's Upgradeable=False, if it says so
+	sub    *omv1.Subscription      // nil when the Blueprint has no Subscription (made by hand)
+	id     identity.Identity       // who installs
+	work   *omv1.Revision          // the revision being carried out
+	hold   *Hold                   // the running operator's Upgradeable=False, if it says so
+	plan   *omv1alpha1.InstallPlan // the InstallPlan of the current change, if one was made
 	now    time.Time
 	result ctrl.Result
 	// mirrorsCSV: the Progressing words are the CSV's own for the revision (its rollout),
@@ -213,6 +216,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{}, err
 	}
 	policy.Hold, s.hold = hold, hold
+	if s.plan, err = r.pendingPlan(ctx, s, policy); err != nil {
+		return ctrl.Result{}, err
+	}
+	policy.Approved = s.plan != nil && s.plan.Spec.Approved
 	d := Plan(bp, policy)
 	if d.Open != nil {
 		r.open(s, d.Open)
@@ -240,6 +247,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{}, err
 	}
 	if err := r.prune(ctx, s); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.syncInstallPlans(ctx, s); err != nil {
 		return ctrl.Result{}, err
 	}
 	bp.Status.ObservedGeneration = bp.Generation
@@ -320,6 +330,7 @@ func policyOf(sub *omv1.Subscription) Policy {
 		}
 	}
 	p.ManualApproval = sub != nil && sub.Spec.ApprovalMode() == omv1.ApprovalManual
+	p.ApproveFirstInstall = sub != nil && sub.Spec.ApprovesFirstInstall()
 	return p
 }
 

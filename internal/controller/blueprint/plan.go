@@ -12,9 +12,14 @@ type Policy struct {
 	AutoRollback bool
 	// Retries is how many more times a failed version is tried first.
 	Retries int
-	// ManualApproval makes a version change of a running operator wait for
-	// spec.approved. A first install does not wait: there is nothing to protect yet.
+	// ManualApproval makes a version change of a running operator wait for approval:
+	// spec.approved, or Approved.
 	ManualApproval bool
+	// ApproveFirstInstall makes a first install wait for approval too (OLM's
+	// installPlanApproval: Manual); without it a first install goes ahead.
+	ApproveFirstInstall bool
+	// Approved is the approval of the current change given in its InstallPlan.
+	Approved bool
 	// Hold, when set, is the running operator saying it may not be upgraded now (its
 	// OperatorCondition Upgradeable=False): an upgrade waits, a rollback or a downgrade
 	// a person asked for does not.
@@ -74,7 +79,7 @@ func Plan(bp *omv1.Blueprint, p Policy) Decision {
 		attempts = append(attempts, r)
 	}
 	if len(attempts) == 0 {
-		if p.ManualApproval && !bp.Spec.Approved && bp.Status.CurrentCSV != "" && bp.Status.CurrentCSV != target {
+		if AwaitsApproval(p, bp) {
 			return Decision{Settled: omv1.BlueprintWaitingForApproval}
 		}
 		trigger := omv1.TriggerInstall
@@ -116,6 +121,30 @@ func Plan(bp *omv1.Blueprint, p Policy) Decision {
 		return open(bp, good.CSVName, good.Version, good.BundleDigest, omv1.TriggerRollback)
 	}
 	return Decision{Settled: omv1.BlueprintFailed}
+}
+
+// AwaitsApproval says whether the Blueprint's target, not yet attempted, waits for a
+// person: a Manual Subscription's change of the running version (or, with
+// ApproveFirstInstall, its first install) not yet approved.
+func AwaitsApproval(p Policy, bp *omv1.Blueprint) bool {
+	if !p.ManualApproval || bp.Spec.Approved || p.Approved {
+		return false
+	}
+	if bp.Status.CurrentCSV == "" {
+		return p.ApproveFirstInstall
+	}
+	return bp.Status.CurrentCSV != bp.Spec.ClusterServiceVersionName
+}
+
+// Attempted reports whether a revision was opened for the Blueprint's current change (its
+// target and spec.generation): for a change that waited, that it was approved.
+func Attempted(bp *omv1.Blueprint) bool {
+	for _, h := range bp.Status.History {
+		if h.Trigger != omv1.TriggerRollback && h.CSVName == bp.Spec.ClusterServiceVersionName && h.Generation == bp.Spec.Generation {
+			return true
+		}
+	}
+	return false
 }
 
 // returnsToRunning says whether the target is the version still running after a change

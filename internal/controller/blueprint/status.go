@@ -18,6 +18,7 @@ import (
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
 	"github.com/operator-manager/operator-manager/internal/catalog"
 	"github.com/operator-manager/operator-manager/internal/identity"
+	"github.com/operator-manager/operator-manager/internal/installplan"
 	"github.com/operator-manager/operator-manager/internal/metrics"
 	"github.com/operator-manager/operator-manager/internal/operatorgroup"
 )
@@ -40,6 +41,7 @@ func (r *Reconciler) open(s *scope, rev *omv1.Revision) {
 		}
 	}
 	rev.StartTime = timePtr(s.now)
+	recordPlan(s, rev)
 	bp.Status.History = append(bp.Status.History, *rev)
 	meta.RemoveStatusCondition(&bp.Status.Conditions, omv1.ConditionUpgradePending)
 	switch rev.Trigger {
@@ -186,8 +188,7 @@ func (r *Reconciler) settle(ctx context.Context, s *scope, phase omv1.BlueprintP
 			setReady(bp, metav1.ConditionFalse, c.Reason, c.Message)
 		}
 	case omv1.BlueprintWaitingForApproval:
-		msg := fmt.Sprintf("%s waits for approval to replace %s: run `operator-manager approve %s -n %s` or set spec.approved",
-			bp.Spec.ClusterServiceVersionName, bp.Status.CurrentCSV, subscriptionName(bp), bp.Namespace)
+		msg := installplan.WaitMessage(bp)
 		if c := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionUpgradePending); c == nil || c.Message != msg {
 			r.event(bp, false, omv1.ReasonWaitingForApproval, "%s", msg)
 		}

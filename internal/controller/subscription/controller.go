@@ -265,6 +265,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.
 			}
 		}
 	}
+	if exists && sub.Spec.ApprovalMode() == omv1.ApprovalManual {
+		if err := r.approvedDependencies(ctx, sub, bp); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	sub.Status.ObservedGeneration = sub.Generation
 	if exists {
 		r.mirror(sub, bp)
@@ -347,7 +352,7 @@ func (r *Reconciler) install(ctx context.Context, sub *omv1.Subscription, bp *om
 	if err != nil {
 		return r.resolveFailed(sub, err)
 	}
-	deps, err := r.ensureDependencies(ctx, sub, plan)
+	deps, err := r.ensureDependencies(ctx, sub, plan, !awaitsApproval(sub, bp, exists, res.bundle.CSVName))
 	if err != nil {
 		return ctrl.Result{}, err
 	}

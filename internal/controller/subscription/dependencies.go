@@ -13,6 +13,7 @@ import (
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	"github.com/operator-manager/operator-manager/internal/catalog"
+	"github.com/operator-manager/operator-manager/internal/controller/blueprint"
 	"github.com/operator-manager/operator-manager/internal/operatorgroup"
 	"github.com/operator-manager/operator-manager/internal/render"
 	"github.com/operator-manager/operator-manager/internal/resolve"
@@ -150,11 +151,16 @@ func (r *Reconciler) resolveDependencies(ctx context.Context, sub *omv1.Subscrip
 
 // ensureDependencies creates (or points) a managed Subscription for each dependency the
 // plan installs, in the same namespace, and returns them as the Blueprint records them.
-func (r *Reconciler) ensureDependencies(ctx context.Context, sub *omv1.Subscription, plan *resolve.Plan) ([]omv1.ResolvedDependency, error) {
+// A change that waits for approval only records them: they are installed once it is
+// approved (approvedDependencies), as OLM installs an InstallPlan's CSVs together.
+func (r *Reconciler) ensureDependencies(ctx context.Context, sub *omv1.Subscription, plan *resolve.Plan, create bool) ([]omv1.ResolvedDependency, error) {
 	var deps []omv1.ResolvedDependency
 	for _, step := range plan.Install {
 		deps = append(deps, omv1.ResolvedDependency{Package: step.Package, Version: step.Version.String(), CSVName: step.CSVName,
 			Catalog: step.Catalog, BundleDigest: step.Digest, Reason: step.Reason})
+		if !create {
+			continue
+		}
 		if err := r.ensureDependency(ctx, sub, step); err != nil {
 			return nil, err
 		}
@@ -177,6 +183,63 @@ func (r *Reconciler) ensureDependencies(ctx context.Context, sub *omv1.Subscript
 		out = append(out, d)
 	}
 	return out, nil
+}
+
+// awaitsApproval says whether pointing the Blueprint at target makes a change that waits
+// for a person: a Manual Subscription's change of the running version, or its first
+// install when that waits too (OLM's installPlanApproval: Manual).
+func awaitsApproval(sub *omv1.Subscription, bp *omv1.Blueprint, exists bool, target string) bool {
+	if sub.Spec.ApprovalMode() != omv1.ApprovalManual {
+		return false
+	}
+	if !exists || bp.Status.CurrentCSV == "" {
+		return sub.Spec.ApprovesFirstInstall()
+	}
+	return bp.Status.CurrentCSV != target
+}
+
+// approvedDependencies installs the dependencies a Manual Subscription's change recorded
+// while it waited for approval, once the change is approved (its revision opened). Only
+// missing ones are written: the others already carry this Subscription's name.
+func (r *Reconciler) approvedDependencies(ctx context.Context, sub *omv1.Subscription, bp *omv1.Blueprint) error {
+	if !blueprint.Attempted(bp) {
+		return nil
+	}
+	for _, d := range bp.Spec.Dependencies {
+		if d.BundleDigest == "" {
+			continue // met by an installed operator
+		}
+		dep := &omv1.Subscription{}
+		err := r.Client.Get(ctx, client.ObjectKey{Namespace: sub.Namespace, Name: d.Package}, dep)
+		if client.IgnoreNotFound(err) != nil {
+			return err
+		}
+		if err == nil && listHas(dep.Annotations[AnnotationRequiredBy], sub.Name) {
+			continue
+		}
+		step := resolve.Step{Package: d.Package, CSVName: d.CSVName, Catalog: d.Catalog, Digest: d.BundleDigest, Reason: d.Reason}
+		if cat := r.Catalogs.Get(catalogKeyOf(d.Catalog, sub.Namespace)); cat != nil {
+			step.Bundle = cat.BundleByDigest(d.BundleDigest)
+		}
+		v, perr := semver.ParseTolerant(d.Version)
+		if perr != nil {
+			return fmt.Errorf("dependency %s of Blueprint %s/%s: version %q: %w", d.Package, bp.Namespace, bp.Name, d.Version, perr)
+		}
+		step.Version = v
+		if err := r.ensureDependency(ctx, sub, step); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func listHas(list, name string) bool {
+	for _, n := range strings.Split(list, ",") {
+		if n == name {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *Reconciler) ensureDependency(ctx context.Context, sub *omv1.Subscription, step resolve.Step) error {
@@ -225,10 +288,8 @@ func (r *Reconciler) ensureDependency(ctx context.Context, sub *omv1.Subscriptio
 }
 
 func addToList(list, name string) string {
-	for _, n := range strings.Split(list, ",") {
-		if n == name {
-			return list
-		}
+	if listHas(list, name) {
+		return list
 	}
 	if list == "" {
 		return name

@@ -77,3 +77,60 @@ func TestCatalogAllowed(t *testing.T) {
 		})
 	}
 }
+
+func TestAwaitsApproval(t *testing.T) {
+	own := &omv1.Subscription{Spec: omv1.SubscriptionSpec{Package: "cache", Approval: omv1.ApprovalManual}}
+	olm := &omv1.Subscription{Spec: omv1.SubscriptionSpec{Name: "cache", InstallPlanApproval: omv1.ApprovalManual}}
+	auto := &omv1.Subscription{Spec: omv1.SubscriptionSpec{Package: "cache"}}
+	running := &omv1.Blueprint{Status: omv1.BlueprintStatus{CurrentCSV: "cache.v1.0.0"}}
+	none := &omv1.Blueprint{}
+	cases := []struct {
+		name   string
+		sub    *omv1.Subscription
+		bp     *omv1.Blueprint
+		exists bool
+		target string
+		want   bool
+	}{
+		{"approval: Manual, first install goes", own, none, false, "cache.v1.0.0", false},
+		{"installPlanApproval: Manual, first install waits", olm, none, false, "cache.v1.0.0", true},
+		{"installPlanApproval: Manual, Blueprint made, nothing runs yet: waits", olm, none, true, "cache.v1.0.0", true},
+		{"approval: Manual, upgrade waits", own, running, true, "cache.v1.1.0", true},
+		{"installPlanApproval: Manual, upgrade waits", olm, running, true, "cache.v1.1.0", true},
+		{"Manual, the running version again: nothing to wait for", own, running, true, "cache.v1.0.0", false},
+		{"Automatic: nothing waits", auto, running, true, "cache.v1.1.0", false},
+	}
+	for _, c := range cases {
+		if got := awaitsApproval(c.sub, c.bp, c.exists, c.target); got != c.want {
+			t.Errorf("%s: awaitsApproval = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestStateOf(t *testing.T) {
+	bp := func(phase omv1.BlueprintPhase, current string) *omv1.Blueprint {
+		return &omv1.Blueprint{Status: omv1.BlueprintStatus{Phase: phase, CurrentCSV: current}}
+	}
+	cases := []struct {
+		name string
+		want string // the CSV the Subscription resolves to
+		bp   *omv1.Blueprint
+		out  omv1.SubscriptionState
+	}{
+		{"installing", "a.v1", bp(omv1.BlueprintInstalling, ""), omv1.SubscriptionStateUpgradePending},
+		{"Blueprint not looked at yet", "a.v1", bp("", ""), omv1.SubscriptionStateUpgradePending},
+		{"first install waits for approval", "a.v1", bp(omv1.BlueprintWaitingForApproval, ""), omv1.SubscriptionStateUpgradePending},
+		{"upgrade waits for approval", "a.v2", bp(omv1.BlueprintWaitingForApproval, "a.v1"), omv1.SubscriptionStateUpgradePending},
+		{"upgrade held by the operator", "a.v2", bp(omv1.BlueprintUpgradeHeld, "a.v1"), omv1.SubscriptionStateUpgradePending},
+		{"at the version resolved to", "a.v2", bp(omv1.BlueprintSucceeded, "a.v2"), omv1.SubscriptionStateAtLatest},
+		{"held by hand below it", "a.v2", bp(omv1.BlueprintSucceeded, "a.v1"), omv1.SubscriptionStateUpgradeAvailable},
+		{"upgrade rolled back", "a.v2", bp(omv1.BlueprintRolledBack, "a.v1"), omv1.SubscriptionStateUpgradeAvailable},
+		{"first install failed", "a.v1", bp(omv1.BlueprintFailed, ""), ""},
+		{"uninstalling", "a.v1", bp(omv1.BlueprintDeleting, "a.v1"), ""},
+	}
+	for _, c := range cases {
+		if got := stateOf(&omv1.SubscriptionStatus{CurrentCSV: c.want}, c.bp); got != c.out {
+			t.Errorf("%s: state %q, want %q", c.name, got, c.out)
+		}
+	}
+}

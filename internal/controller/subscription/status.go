@@ -4,11 +4,14 @@ import (
 	"sort"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
 	"github.com/operator-manager/operator-manager/internal/controller/blueprint"
+	"github.com/operator-manager/operator-manager/internal/installplan"
 	"github.com/operator-manager/operator-manager/internal/metrics"
 )
 
@@ -48,6 +51,12 @@ func removeCondition(sub *omv1.Subscription, typ string) {
 // mirror copies the Blueprint's progress into the Subscription's status.
 func (r *Reconciler) mirror(sub *omv1.Subscription, bp *omv1.Blueprint) {
 	st := &sub.Status
+	defer func() { st.State = stateOf(st, bp) }()
+	st.InstallPlanRef = nil
+	if name := installplan.Latest(bp); name != "" {
+		st.InstallPlanRef = &corev1.ObjectReference{APIVersion: omv1alpha1.GroupVersion.String(), Kind: "InstallPlan",
+			Namespace: bp.Namespace, Name: name}
+	}
 	if bp.Status.CurrentCSV != "" {
 		if st.InstalledCSV != bp.Status.CurrentCSV {
 			metrics.Installed.DeletePartialMatch(map[string]string{"namespace": sub.Namespace, "subscription": sub.Name})
@@ -66,7 +75,7 @@ func (r *Reconciler) mirror(sub *omv1.Subscription, bp *omv1.Blueprint) {
 		// A Blueprint not looked at yet: its first phase, said in the write that created
 		// it rather than in one more.
 		st.Opstatus = "pending"
-		if bp.Status.CurrentCSV == "" && bp.Spec.ClusterServiceVersionName != "" && sub.Spec.ApprovalMode() != omv1.ApprovalManual {
+		if bp.Status.CurrentCSV == "" && bp.Spec.ClusterServiceVersionName != "" && !firstInstallWaits(sub) {
 			st.Opstatus = strings.ToLower(string(omv1.BlueprintInstalling))
 		}
 	}
@@ -96,6 +105,13 @@ func (r *Reconciler) mirror(sub *omv1.Subscription, bp *omv1.Blueprint) {
 	}
 	switch bp.Status.Phase {
 	case omv1.BlueprintWaitingForApproval, omv1.BlueprintUpgradeHeld, omv1.BlueprintSucceeded:
+		if bp.Status.CurrentCSV == "" {
+			// A first install waiting for approval (OLM's installPlanApproval: Manual).
+			reason, msg := conditionReason(ready), conditionMessage(ready)
+			setCondition(sub, omv1.ConditionInstalled, false, reason, msg)
+			setCondition(sub, omv1.ConditionHealthy, false, reason, msg)
+			break
+		}
 		setCondition(sub, omv1.ConditionInstalled, true, omv1.ReasonSucceeded, bp.Status.CurrentCSV+" is installed")
 		healthy(conditionReason(ready), conditionMessage(ready))
 	case omv1.BlueprintRolledBack:
@@ -127,6 +143,34 @@ func (r *Reconciler) mirror(sub *omv1.Subscription, bp *omv1.Blueprint) {
 		}
 		setCondition(sub, omv1.ConditionHealthy, false, reason, msg)
 	}
+}
+
+// firstInstallWaits says whether the Subscription's first install waits for approval.
+func firstInstallWaits(sub *omv1.Subscription) bool {
+	return sub.Spec.ApprovalMode() == omv1.ApprovalManual && sub.Spec.ApprovesFirstInstall()
+}
+
+// stateOf is OLM's status.state of a Subscription whose Blueprint is bp: UpgradePending
+// while a change is under way or waits (for approval or for the running operator),
+// AtLatestKnown once the CSV the Subscription resolves to runs, UpgradeAvailable when it
+// resolves to another and nothing is under way (the change failed, was rolled back or
+// blocked), and nothing when nothing runs and nothing is under way.
+func stateOf(st *omv1.SubscriptionStatus, bp *omv1.Blueprint) omv1.SubscriptionState {
+	switch bp.Status.Phase {
+	case omv1.BlueprintSucceeded:
+		if st.CurrentCSV == "" || st.CurrentCSV == bp.Status.CurrentCSV {
+			return omv1.SubscriptionStateAtLatest
+		}
+		return omv1.SubscriptionStateUpgradeAvailable
+	case omv1.BlueprintRolledBack, omv1.BlueprintFailed, omv1.BlueprintBlocked:
+		if bp.Status.CurrentCSV == "" {
+			return ""
+		}
+		return omv1.SubscriptionStateUpgradeAvailable
+	case omv1.BlueprintDeleting:
+		return ""
+	}
+	return omv1.SubscriptionStateUpgradePending
 }
 
 func conditionReason(c *metav1.Condition) string {
