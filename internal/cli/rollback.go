@@ -223,7 +223,11 @@ func newApproveCmd(g *globals) *cobra.Command {
 				return err
 			}
 			w, key := out.human(cmd), client.ObjectKeyFromObject(bp)
-			fmt.Fprintf(w, "approved %s/%s: %s replaces %s\n", ns, bp.Name, bp.Spec.ClusterServiceVersionName, bp.Status.CurrentCSV)
+			what := bp.Spec.ClusterServiceVersionName + " replaces " + bp.Status.CurrentCSV
+			if bp.Status.CurrentCSV == "" {
+				what = bp.Spec.ClusterServiceVersionName + " is installed (a first install, OLM's installPlanApproval: Manual)"
+			}
+			fmt.Fprintf(w, "approved %s/%s: %s\n", ns, bp.Name, what)
 			if wait {
 				err = waitBlueprint(ctx, c, key, bp.Spec.ClusterServiceVersionName, timeout, w)
 			}
