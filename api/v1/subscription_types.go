@@ -263,9 +263,11 @@ type SubscriptionStatus struct {
 	// +optional
 	Package string `json:"package,omitempty"`
 
-	// CurrentCSV is the CSV the Subscription resolves to: the version it wants to run, as
-	// OLM's currentCSV. It differs from installedCSV while a change is under way, after one
-	// failed and was rolled back, and while a rollback by hand holds the installation.
+	// CurrentCSV is the CSV the Subscription resolves to: the version it wants to run. It
+	// differs from installedCSV while a change is under way, after one failed and was
+	// rolled back, and while a rollback by hand holds the installation. In an OLM
+	// Subscription (spec.name) it has OLM's meaning: the CSV of the newest change, under
+	// way, waiting for approval or done, which moves one channel edge at a time.
 	// +optional
 	CurrentCSV string `json:"currentCSV,omitempty"`
 

@@ -108,6 +108,10 @@ spec:
 	if sub.Status.InstalledCSV != "cache-operator.v1.0.0" {
 		t.Errorf("installedCSV %q while the upgrade waits for approval", sub.Status.InstalledCSV)
 	}
+	// OLM's currentCSV: the edge waiting for approval, not the channel's head (v1.2.0).
+	if sub.Status.CurrentCSV != "cache-operator.v1.1.0" || sub.Status.State != omv1.SubscriptionStateUpgradePending {
+		t.Errorf("currentCSV %q, state %q while v1.1.0 waits; want cache-operator.v1.1.0, UpgradePending", sub.Status.CurrentCSV, sub.Status.State)
+	}
 	if c := condition(sub.Status.Conditions, omv1.ConditionResolved); !strings.Contains(c.Message, "in catalog "+managerNamespace+"/olm-yaml-samples") {
 		t.Errorf("Resolved = %+v, want the global catalog named", c)
 	}

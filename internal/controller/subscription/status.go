@@ -52,6 +52,13 @@ func removeCondition(sub *omv1.Subscription, typ string) {
 func (r *Reconciler) mirror(sub *omv1.Subscription, bp *omv1.Blueprint) {
 	st := &sub.Status
 	defer func() { st.State = stateOf(st, bp) }()
+	if sub.Spec.OLMStyle() && bp.Spec.ClusterServiceVersionName != "" {
+		// OLM's currentCSV, in an OLM Subscription: the CSV of the newest change (under
+		// way, waiting for approval, or done), one edge of the channel at a time, which
+		// OLM users' scripts wait on (kubectl wait csv/$currentCSV). Elsewhere it is what
+		// the Subscription resolves to.
+		st.CurrentCSV = bp.Spec.ClusterServiceVersionName
+	}
 	st.InstallPlanRef = nil
 	if name := installplan.Latest(bp); name != "" {
 		st.InstallPlanRef = &corev1.ObjectReference{APIVersion: omv1alpha1.GroupVersion.String(), Kind: "InstallPlan",
