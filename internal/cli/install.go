@@ -726,6 +726,9 @@ func printStatus(w io.Writer, doc statusDoc) {
 	if bp := doc.Blueprint; bp != nil {
 		fmt.Fprintf(w, "Target:\t%s (phase %s)\n", bp.Spec.ClusterServiceVersionName, bp.Status.Phase)
 	}
+	if ref := s.Status.InstallPlanRef; ref != nil {
+		fmt.Fprintf(w, "InstallPlan:\t%s\n", ref.Name)
+	}
 	fmt.Fprintln(w, "\nCONDITION\tSTATUS\tREASON\tMESSAGE")
 	for _, c := range s.Status.Conditions {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, c.Message)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"text/tabwriter"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
@@ -24,6 +25,8 @@ func TestPrintStatus(t *testing.T) {
 		{Package: "cache-operator", CSVName: "cache-operator.v1.2.0", Reason: "required by x.v1: olm.package cache-operator >=1.1.0"},
 		{Package: "db-operator", CSVName: "db-operator.v2.0.0", ServedFrom: "dbs/db", Reason: "required by x.v1: olm.gvk Database"},
 	}
+	waiting := sub("x-operator", "", "", "x.v1")
+	waiting.Status.InstallPlanRef = &corev1.ObjectReference{Kind: "InstallPlan", Namespace: "ns", Name: "install-0123456789"}
 	for _, tc := range []struct {
 		name      string
 		sub       *omv1.Subscription
@@ -31,8 +34,9 @@ func TestPrintStatus(t *testing.T) {
 		want, not []string
 	}{
 		{"nothing installed, not resolved", sub("", "", "", ""), nil, []string{"Package: x-operator", "Installed: nothing yet"}, []string{"()", "Wanted:"}},
+		{"waits in an InstallPlan", waiting, nil, []string{"Installed: nothing yet Wanted: x.v1", "InstallPlan: install-0123456789"}, nil},
 		{"runs what it wants", sub("x-operator", "x.v1", "1", "x.v1"), nil, []string{"Installed: 1 (x.v1) Status"}, []string{"Wanted:"}},
-		{"held below what it wants", sub("x-operator", "x.v1", "1", "x.v2"), nil, []string{"Installed: 1 (x.v1) Wanted: x.v2"}, []string{"DEPENDS ON"}},
+		{"held below what it wants", sub("x-operator", "x.v1", "1", "x.v2"), nil, []string{"Installed: 1 (x.v1) Wanted: x.v2"}, []string{"DEPENDS ON", "InstallPlan:"}},
 		{"its dependencies, and who installs each", sub("x-operator", "x.v1", "1", "x.v1"), withDeps, []string{
 			"DEPENDS ON CSV INSTALLED BY WHY",
 			"cache-operator cache-operator.v1.2.0 its package's Subscription in ns required by x.v1: olm.package cache-operator >=1.1.0",
