@@ -9,6 +9,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -357,5 +358,87 @@ func approvePlan(t *testing.T, ip *omv1alpha1.InstallPlan) {
 	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"approved":true}}`))
 	if err := k8s.Patch(ctx(), &omv1alpha1.InstallPlan{ObjectMeta: metav1.ObjectMeta{Namespace: ip.Namespace, Name: ip.Name}}, patch); err != nil {
 		t.Fatalf("approving InstallPlan %s/%s: %v", ip.Namespace, ip.Name, err)
+	}
+}
+
+// TestInstallPlanFollowsTheChange: a Subscription written with this API's own approval:
+// Manual installs its first version without asking (and without an InstallPlan); each
+// later change waits in an InstallPlan. A change replaced before it was approved takes
+// its InstallPlan with it; an approved one that fails its health check leaves its
+// InstallPlan Failed, saying why, and the old version running.
+func TestInstallPlanFollowsTheChange(t *testing.T) {
+	ns := "installplans"
+	newNamespace(t, ns)
+	applyYAML(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache}
+spec: {package: cache-operator, version: 1.0.0, catalog: samples, approval: Manual, health: {timeout: 20s}}
+`)
+	waitRunning(t, ns, "cache", "cache-operator.v1.0.0")
+	plans := func() []omv1alpha1.InstallPlan {
+		list := &omv1alpha1.InstallPlanList{}
+		if err := k8s.List(ctx(), list, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		return list.Items
+	}
+	if p := plans(); len(p) != 0 {
+		t.Errorf("InstallPlans after a first install that did not wait: %d, want none", len(p))
+	}
+	setVersion := func(v string) {
+		t.Helper()
+		sub := getSub(t, ns, "cache")
+		patch := client.MergeFrom(sub.DeepCopy())
+		sub.Spec.Version = v
+		if err := k8s.Patch(ctx(), sub, patch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor := func(csv string) *omv1alpha1.InstallPlan {
+		t.Helper()
+		var ip *omv1alpha1.InstallPlan
+		eventually(t, time.Minute, "an InstallPlan of "+csv+" waiting", func() bool {
+			ip = waitInstallPlan(t, ns, "cache", omv1alpha1.InstallPlanRequiresApproval)
+			return slices.Equal(ip.Spec.ClusterServiceVersionNames, []string{csv})
+		}, describeSub(t, ns, "cache"))
+		return ip
+	}
+
+	setVersion("1.1.0")
+	replaced := waitFor("cache-operator.v1.1.0")
+	// Replaced before approval: its InstallPlan goes, the new change waits in its own.
+	setVersion("1.2.0")
+	upgrade := waitFor("cache-operator.v1.2.0")
+	eventually(t, time.Minute, "the replaced change's InstallPlan deleted", func() bool {
+		return apierrors.IsNotFound(k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: replaced.Name}, &omv1alpha1.InstallPlan{}))
+	}, describeSub(t, ns, "cache"))
+	if getBlueprint(t, ns, "cache").Status.CurrentCSV != "cache-operator.v1.0.0" {
+		t.Error("a version changed before its InstallPlan was approved")
+	}
+	approvePlan(t, upgrade)
+	waitRunning(t, ns, "cache", "cache-operator.v1.2.0")
+	eventually(t, time.Minute, "the approved InstallPlan Complete", func() bool {
+		return getInstallPlan(t, ns, upgrade.Name).Status.Phase == omv1alpha1.InstallPlanComplete
+	}, describeSub(t, ns, "cache"))
+
+	// 1.3.0 never becomes ready: approved, it fails its health check and is rolled back.
+	setVersion("1.3.0")
+	broken := waitFor("cache-operator.v1.3.0")
+	approvePlan(t, broken)
+	eventually(t, 2*time.Minute, "the broken version's InstallPlan Failed, 1.2.0 running again", func() bool {
+		ip := getInstallPlan(t, ns, broken.Name)
+		bp := getBlueprint(t, ns, "cache")
+		return ip.Status.Phase == omv1alpha1.InstallPlanFailed && bp.Status.Phase == omv1.BlueprintRolledBack &&
+			bp.Status.CurrentCSV == "cache-operator.v1.2.0"
+	}, describeSub(t, ns, "cache"))
+	if ip := getInstallPlan(t, ns, broken.Name); !strings.Contains(ip.Status.Message, "did not install cache-operator.v1.3.0") {
+		t.Errorf("the failed InstallPlan's message %q does not say what failed", ip.Status.Message)
+	}
+	if ref := getSub(t, ns, "cache").Status.InstallPlanRef; ref == nil || ref.Name != broken.Name {
+		t.Errorf("installPlanRef = %+v, want the newest plan %s", ref, broken.Name)
+	}
+	if p := plans(); len(p) != 2 {
+		t.Errorf("InstallPlans kept: %d, want the two whose revisions the history remembers", len(p))
 	}
 }
