@@ -109,6 +109,15 @@ type ResolvedDependency struct {
 	ServedFrom string `json:"servedFrom,omitempty"`
 }
 
+// SubscriptionName is the Subscription the Blueprint belongs to: the one its label
+// names, else the one of its own name (a Blueprint made by hand, without the label).
+func (bp *Blueprint) SubscriptionName() string {
+	if name := bp.Labels[LabelSubscription]; name != "" {
+		return name
+	}
+	return bp.Name
+}
+
 // DependsOn says whether the Blueprint records the installation of Subscription
 // namespace/name, which runs package pkg, as one of its dependencies: by package when the
 // Blueprint is of the same namespace (and no other namespace's installation met it), by

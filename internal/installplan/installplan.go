@@ -109,10 +109,6 @@ func WaitMessage(bp *omv1.Blueprint) string {
 	if csvs := CSVs(bp); len(csvs) > 1 {
 		what += " (with its dependencies " + strings.Join(csvs[1:], ", ") + ")"
 	}
-	sub := bp.Labels[omv1.LabelSubscription]
-	if sub == "" {
-		sub = bp.Name
-	}
 	return fmt.Sprintf("%s: run `operator-manager approve %s -n %s`, or set spec.approved to true in InstallPlan %s",
-		what, sub, bp.Namespace, Pending(bp))
+		what, bp.SubscriptionName(), bp.Namespace, Pending(bp))
 }

@@ -299,7 +299,7 @@ func downgrade(s *scope) bool {
 // controller, the only writer of CSV status, shows it as phase Replacing.
 func (r *Reconciler) freezeOthers(ctx context.Context, s *scope, keep string) error {
 	list := &omv1alpha1.ClusterServiceVersionList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(s.bp.Namespace), client.MatchingLabels{omv1.LabelSubscription: subscriptionName(s.bp)}); err != nil {
+	if err := r.Client.List(ctx, list, client.InNamespace(s.bp.Namespace), client.MatchingLabels{omv1.LabelSubscription: s.bp.SubscriptionName()}); err != nil {
 		return err
 	}
 	for i := range list.Items {
@@ -326,7 +326,7 @@ func (r *Reconciler) applyCSV(ctx context.Context, s *scope, src *v1alpha1.Clust
 		TypeMeta: metav1.TypeMeta{APIVersion: omv1alpha1.GroupVersion.String(), Kind: "ClusterServiceVersion"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name: src.Name, Namespace: bp.Namespace,
-			Labels: mergeMaps(src.Labels, map[string]string{omv1.LabelSubscription: subscriptionName(bp), omv1.LabelPackage: bp.Spec.Package}),
+			Labels: mergeMaps(src.Labels, map[string]string{omv1.LabelSubscription: bp.SubscriptionName(), omv1.LabelPackage: bp.Spec.Package}),
 			Annotations: mergeMaps(src.Annotations, map[string]string{
 				omv1.AnnotationBundleDigest:   w.BundleDigest,
 				omv1.AnnotationRevision:       strconv.FormatInt(w.Revision, 10),
@@ -395,13 +395,6 @@ func (r *Reconciler) follow(ctx context.Context, s *scope, csv *omv1alpha1.Clust
 		s.mirrorsCSV = true
 		return nil
 	}
-}
-
-func subscriptionName(bp *omv1.Blueprint) string {
-	if name := bp.Labels[omv1.LabelSubscription]; name != "" {
-		return name
-	}
-	return bp.Name
 }
 
 func mergeMaps(base, over map[string]string) map[string]string {

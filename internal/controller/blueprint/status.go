@@ -336,7 +336,7 @@ func (r *Reconciler) removeFailedInstall(ctx context.Context, s *scope) error {
 		return nil
 	}
 	list := &omv1alpha1.ClusterServiceVersionList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(s.bp.Namespace), client.MatchingLabels{omv1.LabelSubscription: subscriptionName(s.bp)}); err != nil {
+	if err := r.Client.List(ctx, list, client.InNamespace(s.bp.Namespace), client.MatchingLabels{omv1.LabelSubscription: s.bp.SubscriptionName()}); err != nil {
 		return err
 	}
 	for i := range list.Items {
@@ -356,7 +356,7 @@ func (r *Reconciler) removeFailedInstall(ctx context.Context, s *scope) error {
 // only what the running CSV did not take over.
 func (r *Reconciler) retire(ctx context.Context, s *scope) error {
 	list := &omv1alpha1.ClusterServiceVersionList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(s.bp.Namespace), client.MatchingLabels{omv1.LabelSubscription: subscriptionName(s.bp)}); err != nil {
+	if err := r.Client.List(ctx, list, client.InNamespace(s.bp.Namespace), client.MatchingLabels{omv1.LabelSubscription: s.bp.SubscriptionName()}); err != nil {
 		return err
 	}
 	for i := range list.Items {
@@ -425,7 +425,7 @@ func (r *Reconciler) finalize(ctx context.Context, bp *omv1.Blueprint) (ctrl.Res
 		}
 	}
 	sub := &omv1.Subscription{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: bp.Namespace, Name: subscriptionName(bp)}, sub); err != nil {
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: bp.Namespace, Name: bp.SubscriptionName()}, sub); err != nil {
 		if !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, err
 		}
@@ -448,7 +448,7 @@ func (r *Reconciler) finalize(ctx context.Context, bp *omv1.Blueprint) (ctrl.Res
 // left (being deleted: their finalizers remove what they installed).
 func (r *Reconciler) deleteCSVs(ctx context.Context, reader client.Reader, bp *omv1.Blueprint) (bool, error) {
 	list := &omv1alpha1.ClusterServiceVersionList{}
-	if err := reader.List(ctx, list, client.InNamespace(bp.Namespace), client.MatchingLabels{omv1.LabelSubscription: subscriptionName(bp)}); err != nil {
+	if err := reader.List(ctx, list, client.InNamespace(bp.Namespace), client.MatchingLabels{omv1.LabelSubscription: bp.SubscriptionName()}); err != nil {
 		return false, err
 	}
 	for i := range list.Items {
@@ -510,7 +510,7 @@ func (r *Reconciler) deleteCRDs(ctx context.Context, bp *omv1.Blueprint, sub *om
 // providerOf names a CSV of another installation that owns the CRD, or "".
 func providerOf(csvs []omv1alpha1.ClusterServiceVersion, crd string, bp *omv1.Blueprint) string {
 	for _, c := range csvs {
-		if !c.DeletionTimestamp.IsZero() || (c.Namespace == bp.Namespace && c.Labels[omv1.LabelSubscription] == subscriptionName(bp)) {
+		if !c.DeletionTimestamp.IsZero() || (c.Namespace == bp.Namespace && c.Labels[omv1.LabelSubscription] == bp.SubscriptionName()) {
 			continue
 		}
 		for _, o := range c.Spec.CustomResourceDefinitions.Owned {
