@@ -210,7 +210,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		named = s.sub.Spec.ServiceAccountName
 	}
 	s.id = identity.Effective(bp.Namespace, named, r.DefaultServiceAccount)
-	policy := policyOf(s.sub)
+	policy := PolicyOf(s.sub)
 	hold, err := r.upgradeHold(ctx, bp)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -317,9 +317,9 @@ func (r *Reconciler) blueprintsRunning(ctx context.Context, o client.Object) []r
 	return out
 }
 
-// policyOf reads the rollback policy of the Subscription (defaults: automatic rollback on,
-// no retries, as the API defaults them).
-func policyOf(sub *omv1.Subscription) Policy {
+// PolicyOf reads the rollback and approval policy of the Subscription (defaults:
+// automatic rollback on, no retries, as the API defaults them; Automatic approval).
+func PolicyOf(sub *omv1.Subscription) Policy {
 	p := Policy{AutoRollback: true}
 	if sub != nil && sub.Spec.Rollback != nil {
 		if sub.Spec.Rollback.Automatic != nil {

@@ -186,16 +186,16 @@ func (r *Reconciler) ensureDependencies(ctx context.Context, sub *omv1.Subscript
 }
 
 // awaitsApproval says whether pointing the Blueprint at target makes a change that waits
-// for a person: a Manual Subscription's change of the running version, or its first
-// install when that waits too (OLM's installPlanApproval: Manual).
+// for a person, decided as the Blueprint's Plan decides it (blueprint.AwaitsApproval) for
+// the change not yet approved: a Manual Subscription's change of the running version, or
+// its first install when that waits too (OLM's installPlanApproval: Manual).
 func awaitsApproval(sub *omv1.Subscription, bp *omv1.Blueprint, exists bool, target string) bool {
-	if sub.Spec.ApprovalMode() != omv1.ApprovalManual {
-		return false
+	next := &omv1.Blueprint{}
+	next.Spec.ClusterServiceVersionName = target
+	if exists {
+		next.Status.CurrentCSV = bp.Status.CurrentCSV
 	}
-	if !exists || bp.Status.CurrentCSV == "" {
-		return sub.Spec.ApprovesFirstInstall()
-	}
-	return bp.Status.CurrentCSV != target
+	return blueprint.AwaitsApproval(blueprint.PolicyOf(sub), next)
 }
 
 // approvedDependencies installs the dependencies a Manual Subscription's change recorded

@@ -82,7 +82,7 @@ func (r *Reconciler) mirror(sub *omv1.Subscription, bp *omv1.Blueprint) {
 		// A Blueprint not looked at yet: its first phase, said in the write that created
 		// it rather than in one more.
 		st.Opstatus = "pending"
-		if bp.Status.CurrentCSV == "" && bp.Spec.ClusterServiceVersionName != "" && !firstInstallWaits(sub) {
+		if bp.Status.CurrentCSV == "" && bp.Spec.ClusterServiceVersionName != "" && !blueprint.AwaitsApproval(blueprint.PolicyOf(sub), bp) {
 			st.Opstatus = strings.ToLower(string(omv1.BlueprintInstalling))
 		}
 	}
@@ -150,11 +150,6 @@ func (r *Reconciler) mirror(sub *omv1.Subscription, bp *omv1.Blueprint) {
 		}
 		setCondition(sub, omv1.ConditionHealthy, false, reason, msg)
 	}
-}
-
-// firstInstallWaits says whether the Subscription's first install waits for approval.
-func firstInstallWaits(sub *omv1.Subscription) bool {
-	return sub.Spec.ApprovalMode() == omv1.ApprovalManual && sub.Spec.ApprovesFirstInstall()
 }
 
 // stateOf is OLM's status.state of a Subscription whose Blueprint is bp: UpgradePending
