@@ -124,11 +124,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // scope carries one reconcile's gathered state.
 type scope struct {
 	bp     *omv1.Blueprint
-	sub    *omv1.Subscription      // nil when the Blueprint has no Subscription (made by hand)
-	id     identity.Identity       // who installs
-	work   *omv1.Revision          // the revision being carried out
-	hold   *Hold                   // the running operator's Upgradeable=False, if it says so
-	plan   *omv1alpha1.InstallPlan // the InstallPlan of the current change, if one was made
+	sub    *omv1.Subscription        // nil when the Blueprint has no Subscription (made by hand)
+	id     identity.Identity         // who installs
+	work   *omv1.Revision            // the revision being carried out
+	hold   *Hold                     // the running operator's Upgradeable=False, if it says so
+	plans  []*omv1alpha1.InstallPlan // the InstallPlans it controls
+	plan   *omv1alpha1.InstallPlan   // the one of its current change, if one was made
 	now    time.Time
 	result ctrl.Result
 	// mirrorsCSV: the Progressing words are the CSV's own for the revision (its rollout),
@@ -216,7 +217,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{}, err
 	}
 	policy.Hold, s.hold = hold, hold
-	if s.plan, err = r.pendingPlan(ctx, s, policy); err != nil {
+	if err := r.ownedPlans(ctx, s, policy.ManualApproval); err != nil {
 		return ctrl.Result{}, err
 	}
 	policy.Approved = s.plan != nil && s.plan.Spec.Approved

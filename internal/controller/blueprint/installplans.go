@@ -17,20 +17,25 @@ import (
 // +kubebuilder:rbac:groups=operators.coreos.com.operator-manager.domain,resources=installplans,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=operators.coreos.com.operator-manager.domain,resources=installplans/status,verbs=get;patch
 
-// pendingPlan is the InstallPlan of the Blueprint's current change, when there is one
-// (only a Manual Subscription's changes wait, so only they are read for). Its
-// spec.approved approves the change. An object of that name the Blueprint does not
-// control approves nothing.
-func (r *Reconciler) pendingPlan(ctx context.Context, s *scope, p Policy) (*omv1alpha1.InstallPlan, error) {
-	if !p.ManualApproval {
-		return nil, nil
+// ownedPlans reads the Blueprint's InstallPlans (from the cache, once per reconcile, so a
+// Blueprint without any costs no request) and, for a Manual Subscription (only its changes
+// wait), picks the one of its current change, if one was made: its spec.approved approves
+// the change. An object the Blueprint does not control approves nothing.
+func (r *Reconciler) ownedPlans(ctx context.Context, s *scope, manual bool) error {
+	list := &omv1alpha1.InstallPlanList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(s.bp.Namespace)); err != nil {
+		return err
 	}
-	ip := &omv1alpha1.InstallPlan{}
-	err := r.Client.Get(ctx, client.ObjectKey{Namespace: s.bp.Namespace, Name: installplan.Pending(s.bp)}, ip)
-	if apierrors.IsNotFound(err) || (err == nil && !metav1.IsControlledBy(ip, s.bp)) {
-		return nil, nil
+	pending := installplan.Pending(s.bp)
+	for i := range list.Items {
+		if ip := &list.Items[i]; metav1.IsControlledBy(ip, s.bp) {
+			s.plans = append(s.plans, ip)
+			if manual && ip.Name == pending {
+				s.plan = ip
+			}
+		}
 	}
-	return ip, err
+	return nil
 }
 
 // recordPlan names the InstallPlan of the change on a revision opened for it (a retry of
@@ -44,25 +49,16 @@ func recordPlan(s *scope, rev *omv1.Revision) {
 }
 
 // syncInstallPlans makes the InstallPlan of a change that waits for approval, and keeps
-// each of the Blueprint's plans saying what became of its change (installplan.Decide):
-// approved, installing, complete or failed, or deleted once its change is no longer
-// wanted or remembered. The plans are read from the cache, so a Blueprint without any
-// costs no request.
+// each of the Blueprint's plans (read by ownedPlans) saying what became of its change
+// (installplan.Decide): approved, installing, complete or failed, or deleted once its
+// change is no longer wanted or remembered.
 func (r *Reconciler) syncInstallPlans(ctx context.Context, s *scope) error {
 	bp := s.bp
-	list := &omv1alpha1.InstallPlanList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(bp.Namespace)); err != nil {
-		return err
-	}
 	want := ""
 	if bp.Status.Phase == omv1.BlueprintWaitingForApproval {
 		want = installplan.Pending(bp)
 	}
-	for i := range list.Items {
-		ip := &list.Items[i]
-		if !metav1.IsControlledBy(ip, bp) {
-			continue
-		}
+	for _, ip := range s.plans {
 		if ip.Name == want {
 			want = ""
 		}
