@@ -275,7 +275,7 @@ func (r *Reconciler) upgradeHold(ctx context.Context, bp *omv1.Blueprint) (*Hold
 		c := oc.Effective(omv1.OperatorConditionUpgradeable)
 		return err == nil && c != nil && c.Status == metav1.ConditionFalse
 	}
-	if !held() && !opened(bp) && r.APIReader != nil {
+	if !held() && !Attempted(bp) && r.APIReader != nil {
 		// About to start the upgrade, which cannot be taken back: the cache may not yet
 		// hold the "not now" the operator wrote a moment before the version change was
 		// asked for (the two kinds are watched apart), so the server has the last word.
@@ -290,16 +290,6 @@ func (r *Reconciler) upgradeHold(ctx context.Context, bp *omv1.Blueprint) (*Hold
 	c := oc.Effective(omv1.OperatorConditionUpgradeable)
 	override := meta.FindStatusCondition(oc.Spec.Overrides, omv1.OperatorConditionUpgradeable) != nil
 	return &Hold{OperatorCondition: oc.Name, Override: override, Reason: c.Reason, Message: c.Message}, nil
-}
-
-// opened reports whether the newest revision already carries out the Blueprint's target
-// (its CSV and version change): a hold no longer stops it.
-func opened(bp *omv1.Blueprint) bool {
-	if n := len(bp.Status.History); n > 0 {
-		h := bp.Status.History[n-1]
-		return h.CSVName == bp.Spec.ClusterServiceVersionName && h.Generation == bp.Spec.Generation
-	}
-	return false
 }
 
 // blueprintsRunning maps an OperatorCondition to the Blueprints whose running CSV it
