@@ -64,6 +64,26 @@ var (
 		Help: "Objects of an installation restored after being changed or deleted by hand, by package and kind.",
 	}, []string{"package", "kind"})
 
+	// SubscriptionReady is 1 while a Subscription is Ready (its operator installed at the
+	// version it resolves to, and healthy), 0 while it is not. state sorts the reasons it
+	// is not into what an alert acts on (SubscriptionState); reason is the Ready
+	// condition's. One series per Subscription: a change of state or reason replaces it,
+	// so an alert's "for" counts from the moment the state began.
+	SubscriptionReady = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "operator_manager_subscription_ready",
+		Help: "1 while a Subscription is Ready, 0 while it is not; state is ready, progressing, waiting, paused, failed, unhealthy, unresolved or uninstalled, reason the Ready condition's.",
+	}, []string{"namespace", "subscription", "package", "state", "reason"})
+
+	// SubscriptionStates sets SubscriptionReady, one series per Subscription.
+	SubscriptionStates = NewOneSeries(SubscriptionReady)
+
+	// CatalogReady is 1 while a CatalogSource's last load succeeded, 0 while it fails
+	// (the last good catalog, if any, is still served).
+	CatalogReady = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "operator_manager_catalog_ready",
+		Help: "1 while a CatalogSource's last load succeeded, 0 while loading it fails (the last good catalog is still used).",
+	}, []string{"namespace", "catalogsource"})
+
 	// CatalogBundles is the number of bundles each CatalogSource holds.
 	CatalogBundles = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "operator_manager_catalog_bundles",
@@ -71,6 +91,13 @@ var (
 	}, []string{"namespace", "catalogsource"})
 )
 
+// Collectors are operator-manager's own metrics, registered with controller-runtime's
+// registry (the shipped alerting rules are checked against their names).
+func Collectors() []prometheus.Collector {
+	return []prometheus.Collector{APIRequests, Installs, InstallFailures, Installed, Upgrades, Rollbacks, Blocked,
+		CatalogBundles, CatalogReady, Healthy, HealthChanges, DriftRepairs, SubscriptionReady}
+}
+
 func init() {
-	ctrlmetrics.Registry.MustRegister(APIRequests, Installs, InstallFailures, Installed, Upgrades, Rollbacks, Blocked, CatalogBundles, Healthy, HealthChanges, DriftRepairs)
+	ctrlmetrics.Registry.MustRegister(Collectors()...)
 }

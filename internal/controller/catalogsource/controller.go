@@ -132,12 +132,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 			Message: msg, ObservedGeneration: cs.Generation,
 		})
 		r.Recorder.Eventf(cs, nil, corev1.EventTypeWarning, omv1.ReasonLoadFailed, "Load", "%v", err)
+		metrics.CatalogReady.WithLabelValues(req.Namespace, req.Name).Set(0)
 		cs.Status.ObservedGeneration = cs.Generation
 		// Retry with backoff, but at least by the next poll.
 		return ctrl.Result{RequeueAfter: min(poll, time.Minute)}, nil
 	}
 	r.Store.set(req.NamespacedName, cat)
 	metrics.CatalogBundles.WithLabelValues(req.Namespace, req.Name).Set(float64(len(cat.Bundles())))
+	metrics.CatalogReady.WithLabelValues(req.Namespace, req.Name).Set(1)
 	if changed || cs.Status.Digest != cat.Digest {
 		log.FromContext(ctx).Info("Loaded catalog", "source", source(cs), "digest", cat.Digest, "packages", len(cat.Packages()),
 			"bundles", len(cat.Bundles()), "rejected", len(cat.Rejections))
@@ -181,6 +183,7 @@ func (r *Reconciler) forget(key types.NamespacedName) {
 	r.remotes.forget(key)
 	r.images.forget(key)
 	metrics.CatalogBundles.DeleteLabelValues(key.Namespace, key.Name)
+	metrics.CatalogReady.DeleteLabelValues(key.Namespace, key.Name)
 }
 
 // source names where a CatalogSource reads from, for logs.

@@ -135,6 +135,9 @@ func (r *Reconciler) catalogAllowed(sub *omv1.Subscription, key types.Namespaced
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.Result, retErr error) {
 	sub := &omv1.Subscription{}
 	if err := r.Client.Get(ctx, req.NamespacedName, sub); err != nil {
+		if apierrors.IsNotFound(err) {
+			metrics.SubscriptionStates.Delete(req.String())
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if r.stale.Is(string(sub.UID), sub.ResourceVersion, time.Now()) {
@@ -152,6 +155,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.
 			deriveReady(sub)
 		}
 		sortConditions(sub.Status.Conditions)
+		// The metric follows the status this reconcile computed, also while its words
+		// wait below to be written.
+		recordReadiness(sub)
 		if equality.Semantic.DeepEqual(orig.Status, sub.Status) {
 			return
 		}

@@ -1,0 +1,76 @@
+package subscription
+
+import (
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	"github.com/operator-manager/operator-manager/internal/metrics"
+)
+
+// The state label of operator_manager_subscription_ready: what an alert acts on, sorted
+// from the many reasons a Subscription is not Ready. The shipped alerting rules
+// (config/prometheus) name them.
+const (
+	StateReady       = "ready"       // installed at the version it resolves to, and healthy
+	StateProgressing = "progressing" // a version change (or an uninstall) under way
+	StateWaiting     = "waiting"     // a change waits for a person's approval or the operator's consent
+	StatePaused      = "paused"      // spec.paused: a person stopped version changes
+	StateFailed      = "failed"      // the latest change failed, was rolled back or blocked
+	StateUnhealthy   = "unhealthy"   // the version that runs passed its health gate and is unhealthy now
+	StateUnresolved  = "unresolved"  // the intent cannot be resolved against the catalog
+	StateUninstalled = "uninstalled" // option: delete took the operator away, as asked
+)
+
+// readiness sorts a Subscription's status into the state label; its Ready condition
+// (set by deriveReady) gives the value and the reason.
+func readiness(st *omv1.SubscriptionStatus) (ready bool, state, reason string) {
+	c := meta.FindStatusCondition(st.Conditions, omv1.ConditionReady)
+	if c == nil {
+		return false, StateProgressing, "Pending"
+	}
+	reason = c.Reason
+	if c.Status == metav1.ConditionTrue {
+		return true, StateReady, reason
+	}
+	if st.Opstatus == "deleted" {
+		return false, StateUninstalled, reason
+	}
+	if r := meta.FindStatusCondition(st.Conditions, omv1.ConditionResolved); r != nil && r.Status == metav1.ConditionFalse {
+		if r.Reason == omv1.ReasonPaused {
+			return false, StatePaused, reason
+		}
+		return false, StateUnresolved, reason
+	}
+	switch st.Opstatus {
+	case lower(omv1.BlueprintWaitingForApproval), lower(omv1.BlueprintUpgradeHeld), "required":
+		return false, StateWaiting, reason
+	case lower(omv1.BlueprintFailed), lower(omv1.BlueprintRolledBack), lower(omv1.BlueprintBlocked):
+		return false, StateFailed, reason
+	case lower(omv1.BlueprintSucceeded):
+		if h := meta.FindStatusCondition(st.Conditions, omv1.ConditionHealthy); h != nil && h.Status == metav1.ConditionFalse {
+			return false, StateUnhealthy, reason
+		}
+		// Installed and healthy, not what it resolves to: an upgrade waits (Manual).
+		return false, StateWaiting, reason
+	}
+	return false, StateProgressing, reason
+}
+
+func lower(p omv1.BlueprintPhase) string { return strings.ToLower(string(p)) }
+
+// recordReadiness sets the Subscription's series of operator_manager_subscription_ready.
+func recordReadiness(sub *omv1.Subscription) {
+	ready, state, reason := readiness(&sub.Status)
+	pkg := sub.Status.Package
+	if pkg == "" {
+		pkg = sub.Spec.PackageName()
+	}
+	value := 0.0
+	if ready {
+		value = 1
+	}
+	metrics.SubscriptionStates.Set(sub.Namespace+"/"+sub.Name, value, sub.Namespace, sub.Name, pkg, state, reason)
+}

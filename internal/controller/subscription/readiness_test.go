@@ -1,0 +1,68 @@
+package subscription
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+)
+
+func TestReadiness(t *testing.T) {
+	cond := func(typ string, ok bool, reason string) metav1.Condition {
+		s := metav1.ConditionFalse
+		if ok {
+			s = metav1.ConditionTrue
+		}
+		return metav1.Condition{Type: typ, Status: s, Reason: reason}
+	}
+	for _, tc := range []struct {
+		name      string
+		opstatus  string
+		conds     []metav1.Condition
+		wantReady bool
+		state     string
+		reason    string
+	}{
+		{name: "no status yet", state: StateProgressing, reason: "Pending"},
+		{name: "installed and healthy", opstatus: "succeeded", wantReady: true, state: StateReady, reason: "Succeeded",
+			conds: []metav1.Condition{cond(omv1.ConditionResolved, true, "Resolved"), cond(omv1.ConditionReady, true, "Succeeded")}},
+		{name: "first install under way", opstatus: "installing", state: StateProgressing, reason: "Install",
+			conds: []metav1.Condition{cond(omv1.ConditionResolved, true, "Resolved"), cond(omv1.ConditionReady, false, "Install")}},
+		{name: "upgrade under way", opstatus: "upgrading", state: StateProgressing, reason: "Upgrade",
+			conds: []metav1.Condition{cond(omv1.ConditionReady, false, "Upgrade")}},
+		{name: "uninstall under way", opstatus: "deleting", state: StateProgressing, reason: "Uninstalling",
+			conds: []metav1.Condition{cond(omv1.ConditionReady, false, "Uninstalling")}},
+		{name: "rolled back after a failed health check", opstatus: "rolledback", state: StateFailed, reason: "RolledBack",
+			conds: []metav1.Condition{cond(omv1.ConditionResolved, true, "Resolved"), cond(omv1.ConditionHealthy, true, "Healthy"), cond(omv1.ConditionReady, false, "RolledBack")}},
+		{name: "first install failed", opstatus: "failed", state: StateFailed, reason: "HealthCheckFailed",
+			conds: []metav1.Condition{cond(omv1.ConditionReady, false, "HealthCheckFailed")}},
+		{name: "blocked by the CRD preflight", opstatus: "blocked", state: StateFailed, reason: "Blocked",
+			conds: []metav1.Condition{cond(omv1.ConditionReady, false, "Blocked")}},
+		{name: "upgrade waits for approval", opstatus: "waitingforapproval", state: StateWaiting, reason: "UpgradePending",
+			conds: []metav1.Condition{cond(omv1.ConditionReady, false, "UpgradePending")}},
+		{name: "upgrade held by the operator", opstatus: "upgradeheld", state: StateWaiting, reason: "UpgradePending",
+			conds: []metav1.Condition{cond(omv1.ConditionReady, false, "UpgradePending")}},
+		{name: "uninstall waits for dependents", opstatus: "required", state: StateWaiting, reason: "RequiredByOthers",
+			conds: []metav1.Condition{cond(omv1.ConditionReady, false, "RequiredByOthers")}},
+		{name: "unhealthy after its gate", opstatus: "succeeded", state: StateUnhealthy, reason: "ComponentUnhealthy",
+			conds: []metav1.Condition{cond(omv1.ConditionHealthy, false, "ComponentUnhealthy"), cond(omv1.ConditionReady, false, "ComponentUnhealthy")}},
+		{name: "running, a newer version waits", opstatus: "succeeded", state: StateWaiting, reason: "UpgradePending",
+			conds: []metav1.Condition{cond(omv1.ConditionHealthy, true, "Healthy"), cond(omv1.ConditionReady, false, "UpgradePending")}},
+		{name: "unsatisfiable", opstatus: "resolve failed", state: StateUnresolved, reason: "Unsatisfiable",
+			conds: []metav1.Condition{cond(omv1.ConditionResolved, false, "Unsatisfiable"), cond(omv1.ConditionReady, false, "Unsatisfiable")}},
+		{name: "unresolvable while the old version runs", opstatus: "succeeded", state: StateUnresolved, reason: "VersionNotFound",
+			conds: []metav1.Condition{cond(omv1.ConditionResolved, false, "VersionNotFound"), cond(omv1.ConditionHealthy, true, "Healthy"), cond(omv1.ConditionReady, false, "VersionNotFound")}},
+		{name: "paused", opstatus: "succeeded", state: StatePaused, reason: "Paused",
+			conds: []metav1.Condition{cond(omv1.ConditionResolved, false, "Paused"), cond(omv1.ConditionReady, false, "Paused")}},
+		{name: "uninstalled as asked", opstatus: "deleted", state: StateUninstalled, reason: "Uninstalled",
+			conds: []metav1.Condition{cond(omv1.ConditionResolved, true, "Resolved"), cond(omv1.ConditionReady, false, "Uninstalled")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ready, state, reason := readiness(&omv1.SubscriptionStatus{Opstatus: tc.opstatus, Conditions: tc.conds})
+			if ready != tc.wantReady || state != tc.state || reason != tc.reason {
+				t.Errorf("readiness = %v, %q, %q; want %v, %q, %q", ready, state, reason, tc.wantReady, tc.state, tc.reason)
+			}
+		})
+	}
+}
