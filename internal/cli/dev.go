@@ -131,8 +131,8 @@ func newDevUpCmd() *cobra.Command {
 // where the cluster is.
 func printDevUp(cmd *cobra.Command, out *output, e *testenv.Env, catalog string) error {
 	doc := map[string]string{"kubeconfig": e.Kubeconfig, "server": e.Server}
-	if kc, _ := devManagerIdentity(e); kc != "" {
-		doc["managerKubeconfig"] = kc
+	if m := devManagerOf(e); m.kubeconfig != "" {
+		doc["managerKubeconfig"] = m.kubeconfig
 	}
 	if catalog != "" {
 		doc["catalog"] = catalog
@@ -258,12 +258,15 @@ func newDevStatusCmd() *cobra.Command {
 				return err
 			}
 			status := map[string]any{"running": allRunning(e), "kubeconfig": e.Kubeconfig, "server": e.Server, "components": e.Status()}
-			mgrKubeconfig, mgrNamespace := devManagerIdentity(e)
-			if mgrKubeconfig != "" {
-				status["managerKubeconfig"] = mgrKubeconfig
+			mgr := devManagerOf(e)
+			if mgr.kubeconfig != "" {
+				status["managerKubeconfig"] = mgr.kubeconfig
 			}
-			if mgrNamespace != "" {
-				status["managerNamespace"] = mgrNamespace
+			if mgr.namespace != "" {
+				status["managerNamespace"] = mgr.namespace
+			}
+			if mgr.metrics != "" {
+				status["managerMetrics"] = mgr.metrics
 			}
 			if err := out.print(cmd.OutOrStdout(), status, func(tw *tabwriter.Writer) {
 				fmt.Fprintln(tw, "COMPONENT\tPID\tSTATUS\tLOG")
@@ -278,9 +281,12 @@ func newDevStatusCmd() *cobra.Command {
 				return err
 			}
 			if out.format == "table" {
-				if mgrKubeconfig != "" && mgrNamespace != "" {
+				if mgr.kubeconfig != "" && mgr.namespace != "" {
 					fmt.Fprintf(cmd.OutOrStdout(), "\nThe manager runs as ServiceAccount %s/%s (%s);\nits namespace %s holds the default CatalogSource.\n",
-						config.ManagerNamespace, config.ManagerServiceAccount, mgrKubeconfig, mgrNamespace)
+						config.ManagerNamespace, config.ManagerServiceAccount, mgr.kubeconfig, mgr.namespace)
+				}
+				if mgr.metrics != "" {
+					fmt.Fprintf(cmd.OutOrStdout(), "Its Prometheus metrics: %s\n", mgr.metrics)
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "\nexport KUBECONFIG=%s   # the cluster admin\n", e.Kubeconfig)
 			}
@@ -294,22 +300,30 @@ func newDevStatusCmd() *cobra.Command {
 	return cmd
 }
 
-// devManagerIdentity reads how `dev up` started the manager: the kubeconfig it runs with and
-// its namespace, or empty strings when the state does not say (an older operator-manager).
-func devManagerIdentity(e *testenv.Env) (kubeconfig, namespace string) {
+// devManager is how `dev up` started the manager, read from its arguments; empty where
+// they do not say (an older operator-manager).
+type devManager struct {
+	kubeconfig, namespace string
+	metrics               string // the URL of its /metrics
+}
+
+func devManagerOf(e *testenv.Env) devManager {
+	var m devManager
 	for _, p := range e.Processes {
 		if p.Name != "operator-manager" {
 			continue
 		}
 		for _, a := range p.Args {
 			if v, ok := strings.CutPrefix(a, "--kubeconfig="); ok {
-				kubeconfig = v
+				m.kubeconfig = v
 			} else if v, ok := strings.CutPrefix(a, "--manager-namespace="); ok {
-				namespace = v
+				m.namespace = v
+			} else if v, ok := strings.CutPrefix(a, "--metrics-bind-address="); ok && v != "0" {
+				m.metrics = "http://" + v + "/metrics"
 			}
 		}
 	}
-	return kubeconfig, namespace
+	return m
 }
 
 func allRunning(e *testenv.Env) bool {

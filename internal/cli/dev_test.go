@@ -2,6 +2,8 @@ package cli_test
 
 import (
 	"bytes"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -70,6 +72,27 @@ func TestDevUpDown(t *testing.T) {
 	for _, c := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "operator-manager"} {
 		if !regexp.MustCompile(`(?m)^` + c + `\s+\d+\s+Running`).MatchString(out) {
 			t.Errorf("dev status does not show %s Running:\n%s", c, out)
+		}
+	}
+	metricsURL := regexp.MustCompile(`Its Prometheus metrics: (http://\S+/metrics)`).FindStringSubmatch(out)
+	if metricsURL == nil {
+		t.Errorf("dev status does not say where the manager's metrics are:\n%s", out)
+	} else {
+		// The default catalog's series, once the manager has loaded it.
+		var body []byte
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+			resp, err := http.Get(metricsURL[1])
+			if err != nil {
+				t.Fatalf("the metrics dev status names: %v", err)
+			}
+			body, _ = io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if strings.Contains(string(body), `operator_manager_catalog_ready{catalogsource="default"`) {
+				break
+			}
+		}
+		if !strings.Contains(string(body), `operator_manager_catalog_ready{catalogsource="default"`) {
+			t.Errorf("%s serves no operator_manager_catalog_ready of the default catalog:\n%.2000s", metricsURL[1], body)
 		}
 	}
 	// A second `up` finds the running cluster instead of starting another.
