@@ -34,6 +34,9 @@ const (
 	// ReasonOperatorNotUpgradeable: the running operator's OperatorCondition says
 	// Upgradeable=False; the message carries its reason and message.
 	ReasonOperatorNotUpgradeable = "OperatorNotUpgradeable"
+	// ReasonOutsideUpgradeWindow: the Subscription's upgrade windows are all closed; the
+	// message says when the next opens.
+	ReasonOutsideUpgradeWindow = "OutsideUpgradeWindow"
 	ReasonCRDPreflightFailed     = "CRDPreflightFailed"
 	ReasonUninstalled            = "Uninstalled"
 	ReasonUninstalling           = "Uninstalling"

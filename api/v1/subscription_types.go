@@ -122,6 +122,17 @@ type SubscriptionSpec struct {
 	// +optional
 	InstallPlanApproval Approval `json:"installPlanApproval,omitempty"`
 
+	// UpgradeWindows, when set, are the only times an upgrade may start: each opens on its
+	// cron schedule and stays open for its duration. Outside them an upgrade (and the
+	// dependencies it brings) waits, with Ready=False OutsideUpgradeWindow saying when the
+	// next window opens. A first install, a downgrade or rollback a person asks for, and
+	// an automatic rollback never wait; an upgrade started in a window finishes after it
+	// closes. Remove the windows to upgrade at once.
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	// +optional
+	UpgradeWindows []UpgradeWindow `json:"upgradeWindows,omitempty"`
+
 	// Health bounds how long a new version may take to become healthy.
 	// +optional
 	Health *HealthPolicy `json:"health,omitempty"`
@@ -163,6 +174,22 @@ type SubscriptionSpec struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+}
+
+// UpgradeWindow is a recurring time in which upgrades may start (a maintenance window).
+type UpgradeWindow struct {
+	// Schedule is when the window opens, a cron expression of five fields (minute, hour,
+	// day of month, month, day of week: "0 2 * * 1-5" is 02:00 on weekdays) or a
+	// descriptor (@daily, @weekly, @monthly).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	Schedule string `json:"schedule"`
+	// Duration is how long the window stays open once opened ("2h", "30m").
+	Duration metav1.Duration `json:"duration"`
+	// TimeZone is the IANA time zone the schedule is read in ("Europe/Berlin"); default UTC.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	TimeZone string `json:"timeZone,omitempty"`
 }
 
 // HealthPolicy bounds the health gate of an install or upgrade.

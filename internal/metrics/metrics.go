@@ -71,7 +71,7 @@ var (
 	// so an alert's "for" counts from the moment the state began.
 	SubscriptionReady = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "operator_manager_subscription_ready",
-		Help: "1 while a Subscription is Ready, 0 while it is not; state is ready, progressing, waiting, paused, failed, unhealthy, unresolved or uninstalled, reason the Ready condition's.",
+		Help: "1 while a Subscription is Ready, 0 while it is not; state is ready, progressing, waiting, scheduled, paused, failed, unhealthy, unresolved or uninstalled, reason the Ready condition's.",
 	}, []string{"namespace", "subscription", "package", "state", "reason"})
 
 	// SubscriptionStates sets SubscriptionReady, one series per Subscription.

@@ -38,6 +38,7 @@ import (
 	"github.com/operator-manager/operator-manager/internal/identity"
 	"github.com/operator-manager/operator-manager/internal/operatorgroup"
 	"github.com/operator-manager/operator-manager/internal/statuswrite"
+	"github.com/operator-manager/operator-manager/internal/upgradewindow"
 )
 
 // DefaultHealthTimeout is a revision's deadline when the Subscription sets none.
@@ -216,6 +217,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if hold == nil {
+		hold = r.windowHold(s)
+	}
 	policy.Hold, s.hold = hold, hold
 	if err := r.ownedPlans(ctx, s, policy.ManualApproval); err != nil {
 		return ctrl.Result{}, err
@@ -290,6 +294,30 @@ func (r *Reconciler) upgradeHold(ctx context.Context, bp *omv1.Blueprint) (*Hold
 	c := oc.Effective(omv1.OperatorConditionUpgradeable)
 	override := meta.FindStatusCondition(oc.Spec.Overrides, omv1.OperatorConditionUpgradeable) != nil
 	return &Hold{OperatorCondition: oc.Name, Override: override, Reason: c.Reason, Message: c.Message}, nil
+}
+
+// windowHold holds an upgrade not yet started while the Subscription's upgrade windows are
+// all closed, and has the Blueprint looked at again when the next one opens. Windows that
+// cannot be read hold it too, naming the field: the person meant to limit upgrades.
+func (r *Reconciler) windowHold(s *scope) *Hold {
+	bp := s.bp
+	if s.sub == nil || len(s.sub.Spec.UpgradeWindows) == 0 {
+		return nil
+	}
+	if current := bp.Status.CurrentCSV; current == "" || current == bp.Spec.ClusterServiceVersionName || Attempted(bp) {
+		return nil
+	}
+	st, err := upgradewindow.At(s.sub.Spec.UpgradeWindows, s.now)
+	if err != nil {
+		return &Hold{Window: true, Message: err.Error()}
+	}
+	if st.Open {
+		return nil
+	}
+	if !st.Opens.IsZero() {
+		statuswrite.RequeueWithin(&s.result, st.Opens.Sub(s.now)+time.Second)
+	}
+	return &Hold{Window: true, Message: upgradewindow.Describe(st)}
 }
 
 // blueprintsRunning maps an OperatorCondition to the Blueprints whose running CSV it

@@ -26,13 +26,17 @@ type Policy struct {
 	Hold *Hold
 }
 
-// Hold is an operator's Upgradeable=False, as read from its OperatorCondition.
+// Hold is what holds an upgrade: the running operator's Upgradeable=False, as read from
+// its OperatorCondition, or the Subscription's upgrade windows, all closed.
 type Hold struct {
 	// OperatorCondition is the name of the object that says so (the running CSV's).
 	OperatorCondition string
 	// Override is true when an administrator's spec.overrides says it, not the operator.
 	Override        bool
 	Reason, Message string
+	// Window is true when the upgrade windows hold it; Message then says when the next
+	// opens (or which field cannot be read).
+	Window bool
 }
 
 // Decision is what a Blueprint must do next.

@@ -195,12 +195,15 @@ func (r *Reconciler) settle(ctx context.Context, s *scope, phase omv1.BlueprintP
 		setCondition(bp, omv1.ConditionUpgradePending, metav1.ConditionTrue, omv1.ReasonWaitingForApproval, msg)
 		setReady(bp, metav1.ConditionFalse, omv1.ReasonWaitingForApproval, msg)
 	case omv1.BlueprintUpgradeHeld:
-		msg := holdMessage(bp, s.hold)
-		if c := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionUpgradePending); c == nil || c.Message != msg {
-			r.event(bp, false, omv1.ReasonOperatorNotUpgradeable, "%s", msg)
+		msg, reason := holdMessage(bp, s.hold), omv1.ReasonOperatorNotUpgradeable
+		if s.hold.Window {
+			reason = omv1.ReasonOutsideUpgradeWindow
 		}
-		setCondition(bp, omv1.ConditionUpgradePending, metav1.ConditionTrue, omv1.ReasonOperatorNotUpgradeable, msg)
-		setReady(bp, metav1.ConditionFalse, omv1.ReasonOperatorNotUpgradeable, msg)
+		if c := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionUpgradePending); c == nil || c.Message != msg {
+			r.event(bp, false, reason, "%s", msg)
+		}
+		setCondition(bp, omv1.ConditionUpgradePending, metav1.ConditionTrue, reason, msg)
+		setReady(bp, metav1.ConditionFalse, reason, msg)
 	}
 	if !runs {
 		return nil
@@ -220,6 +223,10 @@ func (r *Reconciler) settle(ctx context.Context, s *scope, phase omv1.BlueprintP
 // holdMessage says who holds the upgrade, why, and what releases it. Plan settles as
 // UpgradeHeld only with a Hold, so h is never nil here.
 func holdMessage(bp *omv1.Blueprint, h *Hold) string {
+	if h.Window {
+		return fmt.Sprintf("%s waits for an upgrade window (spec.upgradeWindows of Subscription %s): %s",
+			bp.Spec.ClusterServiceVersionName, bp.SubscriptionName(), h.Message)
+	}
 	who := fmt.Sprintf("%s says it may not be upgraded now", bp.Status.CurrentCSV)
 	field := "spec.conditions"
 	if h.Override {

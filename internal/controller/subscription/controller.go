@@ -271,7 +271,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.
 			}
 		}
 	}
-	if exists && sub.Spec.ApprovalMode() == omv1.ApprovalManual {
+	if exists && (sub.Spec.ApprovalMode() == omv1.ApprovalManual || len(sub.Spec.UpgradeWindows) > 0) {
 		if err := r.approvedDependencies(ctx, sub, bp); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -358,7 +358,8 @@ func (r *Reconciler) install(ctx context.Context, sub *omv1.Subscription, bp *om
 	if err != nil {
 		return r.resolveFailed(sub, err)
 	}
-	deps, err := r.ensureDependencies(ctx, sub, plan, !awaitsApproval(sub, bp, exists, res.bundle.CSVName))
+	waits := awaitsApproval(sub, bp, exists, res.bundle.CSVName) || waitsForWindow(sub, bp, exists, res.bundle.CSVName, time.Now())
+	deps, err := r.ensureDependencies(ctx, sub, plan, !waits)
 	if err != nil {
 		return ctrl.Result{}, err
 	}

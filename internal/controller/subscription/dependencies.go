@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/blang/semver/v4"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,6 +18,7 @@ import (
 	"github.com/operator-manager/operator-manager/internal/operatorgroup"
 	"github.com/operator-manager/operator-manager/internal/render"
 	"github.com/operator-manager/operator-manager/internal/resolve"
+	"github.com/operator-manager/operator-manager/internal/upgradewindow"
 )
 
 // Labels and annotations of the Subscriptions the manager creates for dependencies.
@@ -198,8 +200,19 @@ func awaitsApproval(sub *omv1.Subscription, bp *omv1.Blueprint, exists bool, tar
 	return blueprint.AwaitsApproval(blueprint.PolicyOf(sub), next)
 }
 
-// approvedDependencies installs the dependencies a Manual Subscription's change recorded
-// while it waited for approval, once the change is approved (its revision opened). Only
+// waitsForWindow says whether pointing the Blueprint at target makes an upgrade that waits
+// for the Subscription's upgrade windows (closed now, or unreadable): the Blueprint holds
+// it (windowHold), and the dependencies it brings wait with it.
+func waitsForWindow(sub *omv1.Subscription, bp *omv1.Blueprint, exists bool, target string, now time.Time) bool {
+	if len(sub.Spec.UpgradeWindows) == 0 || !exists || bp.Status.CurrentCSV == "" || bp.Status.CurrentCSV == target {
+		return false
+	}
+	st, err := upgradewindow.At(sub.Spec.UpgradeWindows, now)
+	return err != nil || !st.Open
+}
+
+// approvedDependencies installs the dependencies a change recorded while it waited for
+// approval or for an upgrade window, once it goes ahead (its revision opened). Only
 // missing ones are written: the others already carry this Subscription's name.
 func (r *Reconciler) approvedDependencies(ctx context.Context, sub *omv1.Subscription, bp *omv1.Blueprint) error {
 	if !blueprint.Attempted(bp) {

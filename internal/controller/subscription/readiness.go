@@ -17,6 +17,7 @@ const (
 	StateReady       = "ready"       // installed at the version it resolves to, and healthy
 	StateProgressing = "progressing" // a version change (or an uninstall) under way
 	StateWaiting     = "waiting"     // a change waits for a person's approval or the operator's consent
+	StateScheduled   = "scheduled"   // an upgrade waits for the Subscription's next upgrade window
 	StatePaused      = "paused"      // spec.paused: a person stopped version changes
 	StateFailed      = "failed"      // the latest change failed, was rolled back or blocked
 	StateUnhealthy   = "unhealthy"   // the version that runs passed its health gate and is unhealthy now
@@ -43,6 +44,10 @@ func readiness(st *omv1.SubscriptionStatus) (ready bool, state, reason string) {
 			return false, StatePaused, reason
 		}
 		return false, StateUnresolved, reason
+	}
+	if u := meta.FindStatusCondition(st.Conditions, omv1.ConditionUpgradePending); u != nil && u.Status == metav1.ConditionTrue &&
+		u.Reason == omv1.ReasonOutsideUpgradeWindow {
+		return false, StateScheduled, reason
 	}
 	switch st.Opstatus {
 	case lower(omv1.BlueprintWaitingForApproval), lower(omv1.BlueprintUpgradeHeld), "required":

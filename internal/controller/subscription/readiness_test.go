@@ -2,6 +2,7 @@ package subscription
 
 import (
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -43,6 +44,8 @@ func TestReadiness(t *testing.T) {
 			conds: []metav1.Condition{cond(omv1.ConditionReady, false, "UpgradePending")}},
 		{name: "upgrade held by the operator", opstatus: "upgradeheld", state: StateWaiting, reason: "UpgradePending",
 			conds: []metav1.Condition{cond(omv1.ConditionReady, false, "UpgradePending")}},
+		{name: "upgrade waits for its window", opstatus: "upgradeheld", state: StateScheduled, reason: "UpgradePending",
+			conds: []metav1.Condition{cond(omv1.ConditionReady, false, "UpgradePending"), cond(omv1.ConditionUpgradePending, true, "OutsideUpgradeWindow")}},
 		{name: "uninstall waits for dependents", opstatus: "required", state: StateWaiting, reason: "RequiredByOthers",
 			conds: []metav1.Condition{cond(omv1.ConditionReady, false, "RequiredByOthers")}},
 		{name: "unhealthy after its gate", opstatus: "succeeded", state: StateUnhealthy, reason: "ComponentUnhealthy",
@@ -62,6 +65,36 @@ func TestReadiness(t *testing.T) {
 			ready, state, reason := readiness(&omv1.SubscriptionStatus{Opstatus: tc.opstatus, Conditions: tc.conds})
 			if ready != tc.wantReady || state != tc.state || reason != tc.reason {
 				t.Errorf("readiness = %v, %q, %q; want %v, %q, %q", ready, state, reason, tc.wantReady, tc.state, tc.reason)
+			}
+		})
+	}
+}
+
+func TestWaitsForWindow(t *testing.T) {
+	now := time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC) // a Saturday
+	closed := []omv1.UpgradeWindow{{Schedule: "0 2 * * 1-5", Duration: metav1.Duration{Duration: 2 * time.Hour}}}
+	open := []omv1.UpgradeWindow{{Schedule: "0 9 * * *", Duration: metav1.Duration{Duration: 2 * time.Hour}}}
+	bad := []omv1.UpgradeWindow{{Schedule: "at two", Duration: metav1.Duration{Duration: time.Hour}}}
+	running := &omv1.Blueprint{Status: omv1.BlueprintStatus{CurrentCSV: "cache-operator.v1.0.0"}}
+	for _, tc := range []struct {
+		name    string
+		windows []omv1.UpgradeWindow
+		bp      *omv1.Blueprint
+		exists  bool
+		target  string
+		want    bool
+	}{
+		{name: "no windows", bp: running, exists: true, target: "cache-operator.v1.1.0"},
+		{name: "an upgrade, windows closed", windows: closed, bp: running, exists: true, target: "cache-operator.v1.1.0", want: true},
+		{name: "an upgrade, a window open", windows: open, bp: running, exists: true, target: "cache-operator.v1.1.0"},
+		{name: "windows that cannot be read hold it", windows: bad, bp: running, exists: true, target: "cache-operator.v1.1.0", want: true},
+		{name: "the first install", windows: closed, bp: &omv1.Blueprint{}, target: "cache-operator.v1.1.0"},
+		{name: "nothing changes", windows: closed, bp: running, exists: true, target: "cache-operator.v1.0.0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sub := &omv1.Subscription{Spec: omv1.SubscriptionSpec{UpgradeWindows: tc.windows}}
+			if got := waitsForWindow(sub, tc.bp, tc.exists, tc.target, now); got != tc.want {
+				t.Errorf("waitsForWindow = %v, want %v", got, tc.want)
 			}
 		})
 	}
