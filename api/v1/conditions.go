@@ -37,12 +37,12 @@ const (
 	// ReasonOutsideUpgradeWindow: the Subscription's upgrade windows are all closed; the
 	// message says when the next opens.
 	ReasonOutsideUpgradeWindow = "OutsideUpgradeWindow"
-	ReasonCRDPreflightFailed     = "CRDPreflightFailed"
-	ReasonUninstalled            = "Uninstalled"
-	ReasonUninstalling           = "Uninstalling"
-	ReasonPaused                 = "Paused"
-	ReasonLoaded                 = "Loaded"
-	ReasonLoadFailed             = "LoadFailed"
+	ReasonCRDPreflightFailed   = "CRDPreflightFailed"
+	ReasonUninstalled          = "Uninstalled"
+	ReasonUninstalling         = "Uninstalling"
+	ReasonPaused               = "Paused"
+	ReasonLoaded               = "Loaded"
+	ReasonLoadFailed           = "LoadFailed"
 	// ReasonInsufficientPermissions: the installing identity (the Subscription's
 	// ServiceAccount, or the manager) may not do something the installation needs; the
 	// message names the verb, resource and namespace.
