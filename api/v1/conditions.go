@@ -37,6 +37,9 @@ const (
 	// ReasonOutsideUpgradeWindow: the Subscription's upgrade windows are all closed; the
 	// message says when the next opens.
 	ReasonOutsideUpgradeWindow = "OutsideUpgradeWindow"
+	// ReasonInvalidUpgradeWindow: an upgrade window cannot be read (a bad schedule, an
+	// unknown time zone); upgrades wait until it is mended, and the message names the field.
+	ReasonInvalidUpgradeWindow = "InvalidUpgradeWindow"
 	ReasonCRDPreflightFailed   = "CRDPreflightFailed"
 	ReasonUninstalled          = "Uninstalled"
 	ReasonUninstalling         = "Uninstalling"

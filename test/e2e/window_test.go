@@ -62,7 +62,7 @@ spec:
 	}
 	page, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if want := `operator_manager_subscription_ready{namespace="window",package="cache-operator",reason="UpgradePending",state="scheduled",subscription="cache"} 0`; !strings.Contains(string(page), want) {
+	if want := `operator_manager_subscription_ready{namespace="window",package="cache-operator",reason="OutsideUpgradeWindow",state="scheduled",subscription="cache"} 0`; !strings.Contains(string(page), want) {
 		t.Errorf("/metrics lacks %s", want)
 	}
 
@@ -92,11 +92,21 @@ spec:
 	})
 	eventually(t, time.Minute, "the upgrade held by an unreadable window", func() bool {
 		c := condition(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionUpgradePending)
-		return c.Reason == omv1.ReasonOutsideUpgradeWindow && strings.Contains(c.Message, `spec.upgradeWindows[0].schedule "at two"`)
+		return c.Reason == omv1.ReasonInvalidUpgradeWindow && strings.Contains(c.Message, `spec.upgradeWindows[0].schedule "at two"`)
 	}, describeSub(t, ns, "cache"))
 	if v := getSub(t, ns, "cache").Status.InstalledVersion; v != "1.0.0" {
 		t.Errorf("installed %q under an unreadable window, want 1.0.0", v)
 	}
+	// A person must mend it: the state alerts act on at once (OperatorChangeFailed).
+	eventually(t, 30*time.Second, "the unreadable window's series", func() bool {
+		resp, err := http.Get("http://" + metricsAddr + "/metrics")
+		if err != nil {
+			return false
+		}
+		page, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return strings.Contains(string(page), `operator_manager_subscription_ready{namespace="window",package="cache-operator",reason="InvalidUpgradeWindow",state="failed",subscription="cache"} 0`)
+	}, nil)
 
 	// A window that opens in 30 to 90 seconds: held until then, and upgraded by itself
 	// when it opens, with nothing else changing.

@@ -309,7 +309,7 @@ func (r *Reconciler) windowHold(s *scope) *Hold {
 	}
 	st, err := upgradewindow.At(s.sub.Spec.UpgradeWindows, s.now)
 	if err != nil {
-		return &Hold{Window: true, Message: err.Error()}
+		return &Hold{Window: true, Invalid: true, Message: err.Error()}
 	}
 	if st.Open {
 		return nil

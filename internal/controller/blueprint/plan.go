@@ -35,8 +35,8 @@ type Hold struct {
 	Override        bool
 	Reason, Message string
 	// Window is true when the upgrade windows hold it; Message then says when the next
-	// opens (or which field cannot be read).
-	Window bool
+	// opens, or (Invalid) which field cannot be read.
+	Window, Invalid bool
 }
 
 // Decision is what a Blueprint must do next.

@@ -196,7 +196,10 @@ func (r *Reconciler) settle(ctx context.Context, s *scope, phase omv1.BlueprintP
 		setReady(bp, metav1.ConditionFalse, omv1.ReasonWaitingForApproval, msg)
 	case omv1.BlueprintUpgradeHeld:
 		msg, reason := holdMessage(bp, s.hold), omv1.ReasonOperatorNotUpgradeable
-		if s.hold.Window {
+		switch {
+		case s.hold.Invalid:
+			reason = omv1.ReasonInvalidUpgradeWindow
+		case s.hold.Window:
 			reason = omv1.ReasonOutsideUpgradeWindow
 		}
 		if c := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionUpgradePending); c == nil || c.Message != msg {

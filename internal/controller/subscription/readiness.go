@@ -26,7 +26,9 @@ const (
 )
 
 // readiness sorts a Subscription's status into the state label; its Ready condition
-// (set by deriveReady) gives the value and the reason.
+// (set by deriveReady) gives the value and the reason. Where Ready names the condition
+// that holds it (RolledBack, Blocked, UpgradePending), the reason is that condition's
+// own: what an alert's words need (HealthCheckFailed, WaitingForApproval).
 func readiness(st *omv1.SubscriptionStatus) (ready bool, state, reason string) {
 	c := meta.FindStatusCondition(st.Conditions, omv1.ConditionReady)
 	if c == nil {
@@ -35,6 +37,9 @@ func readiness(st *omv1.SubscriptionStatus) (ready bool, state, reason string) {
 	reason = c.Reason
 	if c.Status == metav1.ConditionTrue {
 		return true, StateReady, reason
+	}
+	if by := meta.FindStatusCondition(st.Conditions, c.Reason); by != nil && by.Status == metav1.ConditionTrue && by.Reason != "" {
+		reason = by.Reason
 	}
 	if st.Opstatus == "deleted" {
 		return false, StateUninstalled, reason
@@ -45,9 +50,13 @@ func readiness(st *omv1.SubscriptionStatus) (ready bool, state, reason string) {
 		}
 		return false, StateUnresolved, reason
 	}
-	if u := meta.FindStatusCondition(st.Conditions, omv1.ConditionUpgradePending); u != nil && u.Status == metav1.ConditionTrue &&
-		u.Reason == omv1.ReasonOutsideUpgradeWindow {
-		return false, StateScheduled, reason
+	if u := meta.FindStatusCondition(st.Conditions, omv1.ConditionUpgradePending); u != nil && u.Status == metav1.ConditionTrue {
+		switch u.Reason {
+		case omv1.ReasonOutsideUpgradeWindow:
+			return false, StateScheduled, u.Reason
+		case omv1.ReasonInvalidUpgradeWindow:
+			return false, StateFailed, u.Reason // a person must mend the Subscription
+		}
 	}
 	switch st.Opstatus {
 	case lower(omv1.BlueprintWaitingForApproval), lower(omv1.BlueprintUpgradeHeld), "required":
