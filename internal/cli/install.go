@@ -20,6 +20,7 @@ import (
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
+	"github.com/operator-manager/operator-manager/internal/upgradewindow"
 )
 
 func newInstallCmd(g *globals) *cobra.Command {
@@ -729,6 +730,9 @@ func printStatus(w io.Writer, doc statusDoc) {
 	if ref := s.Status.InstallPlanRef; ref != nil {
 		fmt.Fprintf(w, "InstallPlan:\t%s\n", ref.Name)
 	}
+	if len(s.Spec.UpgradeWindows) > 0 {
+		fmt.Fprintf(w, "Upgrade windows:\t%s\n", describeWindows(s.Spec.UpgradeWindows, time.Now()))
+	}
 	fmt.Fprintln(w, "\nCONDITION\tSTATUS\tREASON\tMESSAGE")
 	for _, c := range s.Status.Conditions {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, c.Message)
@@ -763,4 +767,24 @@ func printStatus(w io.Writer, doc statusDoc) {
 			fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n", h.Revision, h.CSVName, h.Version, h.Outcome, h.Reason, started)
 		}
 	}
+}
+
+// describeWindows lists a Subscription's upgrade windows and says whether one is open now.
+func describeWindows(windows []omv1.UpgradeWindow, now time.Time) string {
+	var parts []string
+	for _, w := range windows {
+		tz := w.TimeZone
+		if tz == "" {
+			tz = "UTC"
+		}
+		parts = append(parts, fmt.Sprintf("%q for %s (%s)", w.Schedule, w.Duration.Duration, tz))
+	}
+	st, err := upgradewindow.At(windows, now)
+	switch {
+	case err != nil:
+		return strings.Join(parts, ", ") + "; cannot be read: " + err.Error()
+	case st.Open:
+		return strings.Join(parts, ", ") + "; open until " + st.Closes.UTC().Format(time.RFC3339)
+	}
+	return strings.Join(parts, ", ") + "; closed, " + upgradewindow.Describe(st)
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"text/tabwriter"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,12 +28,16 @@ func TestPrintStatus(t *testing.T) {
 	}
 	waiting := sub("x-operator", "", "", "x.v1")
 	waiting.Status.InstallPlanRef = &corev1.ObjectReference{Kind: "InstallPlan", Namespace: "ns", Name: "install-0123456789"}
+	windowed := sub("x-operator", "x.v1", "1", "x.v2")
+	windowed.Spec.UpgradeWindows = []omv1.UpgradeWindow{{Schedule: "0 0 1 1 *", Duration: metav1.Duration{Duration: time.Minute}, TimeZone: "UTC"}}
+	next := time.Date(time.Now().UTC().Year()+1, 1, 1, 0, 0, 0, 0, time.UTC).Format(time.RFC3339)
 	for _, tc := range []struct {
 		name      string
 		sub       *omv1.Subscription
 		bp        *omv1.Blueprint
 		want, not []string
 	}{
+		{"its upgrade windows", windowed, nil, []string{`Upgrade windows: "0 0 1 1 *" for 1m0s (UTC); closed, the next upgrade window opens at ` + next}, nil},
 		{"nothing installed, not resolved", sub("", "", "", ""), nil, []string{"Package: x-operator", "Installed: nothing yet"}, []string{"()", "Wanted:"}},
 		{"waits in an InstallPlan", waiting, nil, []string{"Installed: nothing yet Wanted: x.v1", "InstallPlan: install-0123456789"}, nil},
 		{"runs what it wants", sub("x-operator", "x.v1", "1", "x.v1"), nil, []string{"Installed: 1 (x.v1) Status"}, []string{"Wanted:"}},
@@ -56,6 +61,25 @@ func TestPrintStatus(t *testing.T) {
 			if strings.Contains(out, n) {
 				t.Errorf("%s: has %q:\n%s", tc.name, n, out)
 			}
+		}
+	}
+}
+
+func TestDescribeWindows(t *testing.T) {
+	now := time.Date(2026, 12, 7, 3, 0, 0, 0, time.UTC) // a Monday
+	weekdays := omv1.UpgradeWindow{Schedule: "0 2 * * 1-5", Duration: metav1.Duration{Duration: 2 * time.Hour}}
+	for _, tc := range []struct {
+		windows []omv1.UpgradeWindow
+		want    string
+	}{
+		{[]omv1.UpgradeWindow{weekdays}, `"0 2 * * 1-5" for 2h0m0s (UTC); open until 2026-12-07T04:00:00Z`},
+		{[]omv1.UpgradeWindow{{Schedule: "@weekly", Duration: metav1.Duration{Duration: time.Hour}, TimeZone: "Europe/Berlin"}},
+			`"@weekly" for 1h0m0s (Europe/Berlin); closed, the next upgrade window opens at 2026-12-12T23:00:00Z`},
+		{[]omv1.UpgradeWindow{weekdays, {Schedule: "daily", Duration: metav1.Duration{Duration: time.Hour}}},
+			`"0 2 * * 1-5" for 2h0m0s (UTC), "daily" for 1h0m0s (UTC); cannot be read: spec.upgradeWindows[1].schedule "daily": expected exactly 5 fields`},
+	} {
+		if got := describeWindows(tc.windows, now); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("describeWindows = %q, want %q", got, tc.want)
 		}
 	}
 }
