@@ -256,22 +256,12 @@ func findChromium(t *testing.T) string {
 
 func setPaused(t *testing.T, ns, name string, paused bool) {
 	t.Helper()
-	sub := getSub(t, ns, name)
-	patch := client.MergeFrom(sub.DeepCopy())
-	sub.Spec.Paused = paused
-	if err := k8s.Patch(ctx(), sub, patch); err != nil {
-		t.Fatal(err)
-	}
+	patchSub(t, ns, name, func(s *omv1.Subscription) { s.Spec.Paused = paused })
 }
 
 func setHealthTimeout(t *testing.T, ns, name string, d time.Duration) {
 	t.Helper()
-	sub := getSub(t, ns, name)
-	patch := client.MergeFrom(sub.DeepCopy())
-	sub.Spec.Health = &omv1.HealthPolicy{Timeout: &metav1.Duration{Duration: d}}
-	if err := k8s.Patch(ctx(), sub, patch); err != nil {
-		t.Fatal(err)
-	}
+	patchSub(t, ns, name, func(s *omv1.Subscription) { s.Spec.Health = &omv1.HealthPolicy{Timeout: &metav1.Duration{Duration: d}} })
 }
 
 // syncBuffer collects a subprocess's output.

@@ -189,3 +189,14 @@ func getCSV(t *testing.T, ns, name string) *omv1alpha1.ClusterServiceVersion {
 	}
 	return csv
 }
+
+// patchSub changes a Subscription as a person would, with a merge patch.
+func patchSub(t *testing.T, ns, name string, change func(*omv1.Subscription)) {
+	t.Helper()
+	sub := getSub(t, ns, name)
+	patch := client.MergeFrom(sub.DeepCopy())
+	change(sub)
+	if err := k8s.Patch(ctx(), sub, patch); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -30,12 +30,7 @@ func getBlueprint(t *testing.T, ns, name string) *omv1.Blueprint {
 // setStartingCSV edits the Subscription as a person would to upgrade or roll back.
 func setStartingCSV(t *testing.T, ns, name, csv string) {
 	t.Helper()
-	sub := getSub(t, ns, name)
-	patch := client.MergeFrom(sub.DeepCopy())
-	sub.Spec.StartingCSV = csv
-	if err := k8s.Patch(ctx(), sub, patch); err != nil {
-		t.Fatal(err)
-	}
+	patchSub(t, ns, name, func(s *omv1.Subscription) { s.Spec.StartingCSV = csv })
 }
 
 // waitRunning waits until the Blueprint runs csv, Succeeded, with no other CSV left.
