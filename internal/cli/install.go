@@ -27,6 +27,7 @@ func newInstallCmd(g *globals) *cobra.Command {
 	var spec omv1.SubscriptionSpec
 	var wait bool
 	var timeout, health time.Duration
+	var windowFlags []string
 	out := &output{}
 	cmd := &cobra.Command{
 		Use:   "install NAME [--csv PACKAGE.VERSION | --package PACKAGE] [--channel C] [--version V]",
@@ -41,7 +42,8 @@ no flags at all install it again after an uninstall (option: delete).`,
 		Example: `  operator-manager install prometheus --csv prometheus.0.22.2 --wait
   operator-manager install cache-operator --wait
   operator-manager install cache --package cache-operator --version ">=1.1.0 <1.3.0" --catalog samples --wait
-  operator-manager install cache --version 1.2.0 --wait`,
+  operator-manager install cache --version 1.2.0 --wait
+  operator-manager install cache --upgrade-window "0 2 * * 1-5 for 2h in Europe/Berlin"`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: g.completeSubscriptions,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -53,6 +55,11 @@ no flags at all install it again after an uninstall (option: delete).`,
 			default:
 				return usageError("--approval %q: give %s or %s", spec.Approval, omv1.ApprovalAutomatic, omv1.ApprovalManual)
 			}
+			windows, err := parseWindows(windowFlags)
+			if err != nil {
+				return usageError("%v", err)
+			}
+			spec.UpgradeWindows = windows
 			c, ns, err := g.clientAndNamespace()
 			if err != nil {
 				return err
@@ -101,6 +108,9 @@ no flags at all install it again after an uninstall (option: delete).`,
 				if cmd.Flags().Changed("target-namespaces") {
 					sub.Spec.TargetNamespaces = spec.TargetNamespaces
 				}
+				if cmd.Flags().Changed("upgrade-window") {
+					sub.Spec.UpgradeWindows = spec.UpgradeWindows
+				}
 				if spec.Approval != "" {
 					sub.Spec.InstallPlanApproval, sub.Spec.Approval = olmOrOwn(sub.Spec.InstallPlanApproval, sub.Spec.Approval, spec.Approval)
 				}
@@ -125,6 +135,7 @@ no flags at all install it again after an uninstall (option: delete).`,
 	f.StringVar(&spec.Catalog, "catalog", "", "a CatalogSource in the namespace (default: the manager's default catalog)")
 	f.StringVar((*string)(&spec.Approval), "approval", "", "Manual: each version change waits for operator-manager approve (default: Automatic for a new Subscription, unchanged for one that exists)")
 	f.StringSliceVar(&spec.TargetNamespaces, "target-namespaces", nil, "the namespaces the operator watches (default: all, when the CSV supports it); installations of one package side by side must not overlap")
+	f.StringArrayVar(&windowFlags, "upgrade-window", nil, `when upgrades may start, "SCHEDULE for DURATION [in TIME-ZONE]" ("0 2 * * 1-5 for 2h in Europe/Berlin"); repeat for more; "none" removes them`)
 	f.DurationVar(&health, "health-timeout", 0, "how long the new version may take to become healthy (default 5m)")
 	f.BoolVar(&wait, "wait", false, "wait until the operator is installed and healthy, printing progress")
 	f.DurationVar(&timeout, "timeout", 10*time.Minute, "how long --wait waits")
@@ -787,4 +798,35 @@ func describeWindows(windows []omv1.UpgradeWindow, now time.Time) string {
 		return strings.Join(parts, ", ") + "; open until " + st.Closes.UTC().Format(time.RFC3339)
 	}
 	return strings.Join(parts, ", ") + "; closed, " + upgradewindow.Describe(st)
+}
+
+// parseWindows reads --upgrade-window values, "SCHEDULE for DURATION [in TIME-ZONE]", the
+// words `status` prints them in; "none" (alone) is no windows. Each is checked as the
+// manager will read it, so a typo is refused here rather than holding upgrades.
+func parseWindows(values []string) ([]omv1.UpgradeWindow, error) {
+	if len(values) == 1 && strings.TrimSpace(values[0]) == "none" {
+		return []omv1.UpgradeWindow{}, nil
+	}
+	var windows []omv1.UpgradeWindow
+	for _, v := range values {
+		i := strings.LastIndex(v, " for ")
+		if i < 0 {
+			return nil, fmt.Errorf(`--upgrade-window %q: want "SCHEDULE for DURATION [in TIME-ZONE]", such as "0 2 * * 1-5 for 2h"`, v)
+		}
+		w := omv1.UpgradeWindow{Schedule: strings.TrimSpace(v[:i])}
+		rest := strings.TrimSpace(v[i+len(" for "):])
+		if d, tz, ok := strings.Cut(rest, " in "); ok {
+			rest, w.TimeZone = strings.TrimSpace(d), strings.TrimSpace(tz)
+		}
+		d, err := time.ParseDuration(rest)
+		if err != nil {
+			return nil, fmt.Errorf("--upgrade-window %q: duration %q: %v", v, rest, err)
+		}
+		w.Duration = metav1.Duration{Duration: d}
+		if _, err := upgradewindow.At([]omv1.UpgradeWindow{w}, time.Now()); err != nil {
+			return nil, fmt.Errorf("--upgrade-window %q: %v", v, strings.TrimPrefix(err.Error(), "spec.upgradeWindows[0]."))
+		}
+		windows = append(windows, w)
+	}
+	return windows, nil
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"reflect"
 	"strings"
 	"testing"
 	"text/tabwriter"
@@ -80,6 +81,35 @@ func TestDescribeWindows(t *testing.T) {
 	} {
 		if got := describeWindows(tc.windows, now); !strings.HasPrefix(got, tc.want) {
 			t.Errorf("describeWindows = %q, want %q", got, tc.want)
+		}
+	}
+}
+
+func TestParseWindows(t *testing.T) {
+	for _, tc := range []struct {
+		in   []string
+		want []omv1.UpgradeWindow
+		err  string
+	}{
+		{in: []string{"0 2 * * 1-5 for 2h"}, want: []omv1.UpgradeWindow{{Schedule: "0 2 * * 1-5", Duration: metav1.Duration{Duration: 2 * time.Hour}}}},
+		{in: []string{"0 2 * * 1-5 for 2h in Europe/Berlin", "@weekly for 90m"}, want: []omv1.UpgradeWindow{
+			{Schedule: "0 2 * * 1-5", Duration: metav1.Duration{Duration: 2 * time.Hour}, TimeZone: "Europe/Berlin"},
+			{Schedule: "@weekly", Duration: metav1.Duration{Duration: 90 * time.Minute}}}},
+		{in: []string{"none"}, want: []omv1.UpgradeWindow{}},
+		{in: []string{"0 2 * * 1-5"}, err: `--upgrade-window "0 2 * * 1-5": want "SCHEDULE for DURATION [in TIME-ZONE]"`},
+		{in: []string{"0 2 * * 1-5 for two hours"}, err: `duration "two hours"`},
+		{in: []string{"0 2 * * for 2h"}, err: `--upgrade-window "0 2 * * for 2h": schedule "0 2 * *": expected exactly 5 fields`},
+		{in: []string{"@daily for 1h in Mars/Olympus"}, err: `timeZone "Mars/Olympus": not a time zone`},
+	} {
+		got, err := parseWindows(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("parseWindows(%q) error %v, want %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("parseWindows(%q) = %+v, %v; want %+v", tc.in, got, err, tc.want)
 		}
 	}
 }

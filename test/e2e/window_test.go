@@ -65,10 +65,15 @@ spec:
 		t.Errorf("/metrics lacks %s", want)
 	}
 
-	// A window open now (one opens every minute, each for two): the upgrade goes.
-	patchSub(t, ns, "cache", func(s *omv1.Subscription) {
-		s.Spec.UpgradeWindows = []omv1.UpgradeWindow{{Schedule: "* * * * *", Duration: metav1.Duration{Duration: 2 * time.Minute}}}
-	})
+	if out, err := cli("status", "cache", "-n", ns); err != nil || !strings.Contains(out, `"0 0 1 1 *" for 1m0s (UTC); closed, the next upgrade window opens at `+next) {
+		t.Errorf("status does not show the closed window: %v\n%s", err, out)
+	}
+
+	// A window open now (one opens every minute, each for two), given with the CLI: the
+	// upgrade goes.
+	if out, err := cli("install", "cache", "-n", ns, "--upgrade-window", "* * * * * for 2m"); err != nil {
+		t.Fatalf("install --upgrade-window: %v\n%s", err, out)
+	}
 	waitRunning(t, ns, "cache", "cache-operator.v1.1.0")
 
 	// Closed again: a downgrade a person asks for is not held.
