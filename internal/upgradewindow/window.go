@@ -26,6 +26,10 @@ type State struct {
 	Opens time.Time
 }
 
+// maxOpenings bounds the walk over a window's openings within one duration (a month of
+// minutes).
+const maxOpenings = 31 * 24 * 60
+
 // parser reads the five standard fields and the descriptors (@daily), not seconds: a
 // window is planned in minutes.
 var parser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
@@ -61,8 +65,9 @@ func At(windows []omv1.UpgradeWindow, now time.Time) (State, error) {
 		}
 		if !first.After(now) {
 			// Open: it closes d after its last opening at or before now.
+			// Bounded: a schedule firing every minute in a window of weeks is the most.
 			last := first
-			for next := sched.Next(last); !next.IsZero() && !next.After(now); next = sched.Next(next) {
+			for i, next := 0, sched.Next(last); i < maxOpenings && !next.IsZero() && !next.After(now); i, next = i+1, sched.Next(next) {
 				last = next
 			}
 			if closes := last.Add(d); !st.Open || closes.After(st.Closes) {
