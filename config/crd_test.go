@@ -183,6 +183,18 @@ kind: Subscription
 metadata: {name: twice}
 spec: {startingCSV: etcd.0.9.4, version: 0.9.2}
 `, []string{"spec.startingCSV already names a version"}},
+		{"an upgrade window that never stays open", `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: shut-window}
+spec: {package: etcd, upgradeWindows: [{schedule: "0 2 * * *", duration: 0s}]}
+`, []string{"spec.upgradeWindows[0].duration", "a window must stay open for some time"}},
+		{"an upgrade window without a schedule", `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: no-schedule}
+spec: {package: etcd, upgradeWindows: [{duration: 2h}]}
+`, []string{"spec.upgradeWindows[0].schedule", "Required value"}},
 		{"bad approval", `
 apiVersion: operators.coreos.com.operator-manager.domain/v1
 kind: Subscription

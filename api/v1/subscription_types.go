@@ -177,6 +177,7 @@ type SubscriptionSpec struct {
 }
 
 // UpgradeWindow is a recurring time in which upgrades may start (a maintenance window).
+// +kubebuilder:validation:XValidation:rule="duration(self.duration) > duration('0s')",message="duration: a window must stay open for some time",fieldPath=".duration"
 type UpgradeWindow struct {
 	// Schedule is when the window opens, a cron expression of five fields (minute, hour,
 	// day of month, month, day of week: "0 2 * * 1-5" is 02:00 on weekdays) or a
