@@ -823,8 +823,12 @@ func parseWindows(values []string) ([]omv1.UpgradeWindow, error) {
 			return nil, fmt.Errorf("--upgrade-window %q: duration %q: %v", v, rest, err)
 		}
 		w.Duration = metav1.Duration{Duration: d}
-		if _, err := upgradewindow.At([]omv1.UpgradeWindow{w}, time.Now()); err != nil {
+		st, err := upgradewindow.At([]omv1.UpgradeWindow{w}, time.Now())
+		if err != nil {
 			return nil, fmt.Errorf("--upgrade-window %q: %v", v, strings.TrimPrefix(err.Error(), "spec.upgradeWindows[0]."))
+		}
+		if !st.Open && st.Opens.IsZero() {
+			return nil, fmt.Errorf("--upgrade-window %q: the schedule never fires", v)
 		}
 		windows = append(windows, w)
 	}

@@ -100,6 +100,7 @@ func TestParseWindows(t *testing.T) {
 		{in: []string{"0 2 * * 1-5 for two hours"}, err: `duration "two hours"`},
 		{in: []string{"0 2 * * for 2h"}, err: `--upgrade-window "0 2 * * for 2h": schedule "0 2 * *": expected exactly 5 fields`},
 		{in: []string{"@daily for 1h in Mars/Olympus"}, err: `timeZone "Mars/Olympus": not a time zone`},
+		{in: []string{"0 0 30 2 * for 1h"}, err: `--upgrade-window "0 0 30 2 * for 1h": the schedule never fires`},
 	} {
 		got, err := parseWindows(tc.in)
 		if tc.err != "" {

@@ -128,7 +128,7 @@ type scope struct {
 	sub    *omv1.Subscription        // nil when the Blueprint has no Subscription (made by hand)
 	id     identity.Identity         // who installs
 	work   *omv1.Revision            // the revision being carried out
-	hold   *Hold                     // the running operator's Upgradeable=False, if it says so
+	hold   *Hold                     // what holds an upgrade: the operator's Upgradeable=False or closed windows
 	plans  []*omv1alpha1.InstallPlan // the InstallPlans it controls
 	plan   *omv1alpha1.InstallPlan   // the one of its current change, if one was made
 	now    time.Time
@@ -314,9 +314,11 @@ func (r *Reconciler) windowHold(s *scope) *Hold {
 	if st.Open {
 		return nil
 	}
-	if !st.Opens.IsZero() {
-		statuswrite.RequeueWithin(&s.result, st.Opens.Sub(s.now)+time.Second)
+	if st.Opens.IsZero() {
+		// Schedules that never fire (February 30th): a mistake to mend, not a wait.
+		return &Hold{Window: true, Invalid: true, Message: "spec.upgradeWindows: " + upgradewindow.Describe(st)}
 	}
+	statuswrite.RequeueWithin(&s.result, st.Opens.Sub(s.now)+time.Second)
 	return &Hold{Window: true, Message: upgradewindow.Describe(st)}
 }
 

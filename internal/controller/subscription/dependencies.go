@@ -208,7 +208,7 @@ func waitsForWindow(sub *omv1.Subscription, bp *omv1.Blueprint, exists bool, tar
 		return false
 	}
 	st, err := upgradewindow.At(sub.Spec.UpgradeWindows, now)
-	return err != nil || !st.Open
+	return err != nil || !st.Open // closed, never opening or unreadable: the Blueprint holds it
 }
 
 // approvedDependencies installs the dependencies a change recorded while it waited for
