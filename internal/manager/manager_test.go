@@ -96,9 +96,18 @@ func TestManagerServesProbesMetricsAndElectsALeader(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	code, body := get(t, "http://"+metrics+"/metrics")
-	if code != http.StatusOK || !strings.Contains(body, "leader_election_master_status") || !strings.Contains(body, "# TYPE") {
-		t.Errorf("/metrics = %d, want Prometheus text with leader_election_master_status:\n%.500s", code, body)
+	// The series the shipped alert OperatorManagerNoLeader reads (config/prometheus), set
+	// just after the Lease is taken.
+	want := `leader_election_master_status{name="` + manager.LeaderElectionID + `"} 1`
+	for {
+		code, body := get(t, "http://"+metrics+"/metrics")
+		if code == http.StatusOK && strings.Contains(body, want) && strings.Contains(body, "# TYPE") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/metrics = %d, want Prometheus text with %s:\n%.500s", code, want, body)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
