@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"strconv"
 	"strings"
 
@@ -45,10 +46,12 @@ func CSVs(bp *omv1.Blueprint) []string {
 }
 
 // Latest is the InstallPlan a Subscription points at (status.installPlanRef): the one its
-// change waits on, else the newest one a remembered revision carried out; "" for none.
-func Latest(bp *omv1.Blueprint) string {
-	if bp.Status.Phase == omv1.BlueprintWaitingForApproval {
-		return Pending(bp)
+// change waits on (for approval; for a Manual Subscription, also approved and held by an
+// upgrade window or the operator), else the newest one a remembered revision carried out;
+// "" for none.
+func Latest(bp *omv1.Blueprint, manual bool) string {
+	if bp.Status.Phase == omv1.BlueprintWaitingForApproval || (manual && bp.Status.Phase == omv1.BlueprintUpgradeHeld) {
+		return Pending(bp) // waits for a person, or approved and held before it starts
 	}
 	for i := len(bp.Status.History) - 1; i >= 0; i-- {
 		if p := bp.Status.History[i].InstallPlan; p != "" {
@@ -96,6 +99,16 @@ func Decide(bp *omv1.Blueprint, ip *omv1alpha1.InstallPlan) Decision {
 	if bp.Status.Phase == omv1.BlueprintWaitingForApproval && ip.Name == Pending(bp) {
 		return Decision{Approved: ip.Spec.Approved, Status: omv1alpha1.InstallPlanStatus{
 			Phase: omv1alpha1.InstallPlanRequiresApproval, Message: WaitMessage(bp)}}
+	}
+	if bp.Status.Phase == omv1.BlueprintUpgradeHeld && ip.Name == Pending(bp) && (ip.Spec.Approved || bp.Spec.Approved) {
+		// Approved, and held before it starts (an upgrade window, the operator's "not
+		// now"): kept, since its spec.approved is the approval; Installing, as OLM says of
+		// an approved plan not yet done, with what it waits for.
+		msg := "approved; waits to start"
+		if c := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionUpgradePending); c != nil {
+			msg = "approved; " + c.Message
+		}
+		return Decision{Approved: true, Status: omv1alpha1.InstallPlanStatus{Phase: omv1alpha1.InstallPlanInstalling, Message: msg}}
 	}
 	return Decision{Delete: true}
 }

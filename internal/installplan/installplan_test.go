@@ -43,6 +43,13 @@ func TestDecide(t *testing.T) {
 	rev := func(n int64, csv, ip string, outcome omv1.RevisionOutcome) omv1.Revision {
 		return omv1.Revision{Revision: n, CSVName: csv, InstallPlan: ip, Outcome: outcome, Reason: "HealthCheckFailed", Message: "0/1 available"}
 	}
+	held := func(cliApproved bool) *omv1.Blueprint {
+		bp := blueprint(omv1.BlueprintUpgradeHeld, "cache.v1.0.0")
+		bp.Spec.Approved = cliApproved
+		bp.Status.Conditions = []metav1.Condition{{Type: omv1.ConditionUpgradePending, Status: metav1.ConditionTrue,
+			Reason: omv1.ReasonOutsideUpgradeWindow, Message: "cache.v1.1.0 waits for an upgrade window"}}
+		return bp
+	}
 	cases := []struct {
 		name     string
 		bp       *omv1.Blueprint
@@ -72,6 +79,12 @@ func TestDecide(t *testing.T) {
 		{"an older plan still in the history: complete", blueprint(omv1.BlueprintWaitingForApproval, "cache.v1.0.0",
 			rev(1, "cache.v1.0.0", older, omv1.OutcomeSucceeded)), plan(older, true),
 			false, true, omv1alpha1.InstallPlanComplete, 1},
+		{"approved, then held by an upgrade window: kept, approved, installing", held(false), plan(pending, true),
+			false, true, omv1alpha1.InstallPlanInstalling, 0},
+		{"approved with the CLI, then held: kept, marked approved", held(true), plan(pending, false),
+			false, true, omv1alpha1.InstallPlanInstalling, 0},
+		{"held, never approved (Manual turned off): deleted", held(false), plan(pending, false),
+			true, false, "", 0},
 		{"the change moved on before approval: deleted", blueprint(omv1.BlueprintWaitingForApproval, "cache.v1.0.0"), plan(older, false),
 			true, false, "", 0},
 		{"Manual turned off while it waited: deleted", blueprint(omv1.BlueprintSucceeded, "cache.v1.0.0"), plan(pending, false),
@@ -87,6 +100,9 @@ func TestDecide(t *testing.T) {
 				t.Errorf("Decide = delete %v, approved %v, %s (revision %d); want delete %v, approved %v, %s (revision %d)",
 					d.Delete, d.Approved, d.Status.Phase, d.Status.Revision, c.delete, c.approved, c.phase, c.revision)
 			}
+			if c.bp.Status.Phase == omv1.BlueprintUpgradeHeld && !c.delete && d.Status.Message != "approved; cache.v1.1.0 waits for an upgrade window" {
+				t.Errorf("a held plan's message %q does not say what it waits for", d.Status.Message)
+			}
 			if c.phase == omv1alpha1.InstallPlanFailed && !strings.Contains(d.Status.Message, "HealthCheckFailed: 0/1 available") {
 				t.Errorf("a failed plan's message %q does not say why", d.Status.Message)
 			}
@@ -101,7 +117,7 @@ func TestLatestAndCSVs(t *testing.T) {
 		{Package: "store", CSVName: "store.v2.0.0", BundleDigest: "sha256:aa"},
 		{Package: "log", CSVName: "log.v1.0.0", Reason: "met by the installed log.v1.0.0"},
 	}
-	if got := Latest(waiting); got != pending {
+	if got := Latest(waiting, true); got != pending {
 		t.Errorf("Latest of a waiting change = %q, want its pending plan %q", got, pending)
 	}
 	if got := CSVs(waiting); strings.Join(got, ",") != "cache.v1.1.0,store.v2.0.0" {
@@ -117,10 +133,16 @@ func TestLatestAndCSVs(t *testing.T) {
 		omv1.Revision{Revision: 1, CSVName: "cache.v1.0.0", InstallPlan: "install-a"},
 		omv1.Revision{Revision: 2, CSVName: "cache.v1.1.0", InstallPlan: "install-b"},
 		omv1.Revision{Revision: 3, CSVName: "cache.v1.0.0"})
-	if got := Latest(done); got != "install-b" {
+	if got := Latest(done, true); got != "install-b" {
 		t.Errorf("Latest = %q, want the newest plan a revision carried out", got)
 	}
-	if got := Latest(blueprint(omv1.BlueprintSucceeded, "cache.v1.1.0")); got != "" {
+	if got := Latest(blueprint(omv1.BlueprintSucceeded, "cache.v1.1.0"), true); got != "" {
 		t.Errorf("Latest without plans = %q", got)
+	}
+	if got := Latest(blueprint(omv1.BlueprintUpgradeHeld, "cache.v1.0.0"), true); got != pending {
+		t.Errorf("Latest of a Manual change approved and held = %q, want its plan %q", got, pending)
+	}
+	if got := Latest(blueprint(omv1.BlueprintUpgradeHeld, "cache.v1.0.0"), false); got != "" {
+		t.Errorf("Latest of an Automatic change held = %q, want none (no plan is made for it)", got)
 	}
 }

@@ -9,8 +9,10 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
 )
 
 // TestUpgradeWindow: a Subscription whose upgrade windows are all closed installs at once,
@@ -121,5 +123,53 @@ spec:
 	bp := getBlueprint(t, ns, "cache")
 	if last := bp.Status.History[len(bp.Status.History)-1]; last.StartTime == nil || last.StartTime.Time.Before(opens) {
 		t.Errorf("the upgrade started at %v, before its window opened at %s", last.StartTime, opens.Format(time.RFC3339))
+	}
+}
+
+// TestApprovedChangeWaitsForWindow: a Manual Subscription's change approved in its
+// InstallPlan outside every upgrade window waits for the window, keeping its InstallPlan
+// (whose spec.approved is the approval) approved and saying what it waits for, then runs
+// when a window opens, and the InstallPlan says Complete.
+func TestApprovedChangeWaitsForWindow(t *testing.T) {
+	ns := "window-manual"
+	newNamespace(t, ns)
+	applyYAML(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache}
+spec:
+  package: cache-operator
+  version: 1.0.0
+  catalog: samples
+  approval: Manual
+  targetNamespaces: [window-manual]
+  upgradeWindows: [{schedule: "0 0 1 1 *", duration: 1m}]
+`)
+	waitRunning(t, ns, "cache", "cache-operator.v1.0.0")
+	patchSub(t, ns, "cache", func(s *omv1.Subscription) { s.Spec.Version = "1.1.0" })
+	ip := waitInstallPlan(t, ns, "cache", omv1alpha1.InstallPlanRequiresApproval)
+	approvePlan(t, ip)
+
+	eventually(t, time.Minute, "the approved change held for the window, its InstallPlan kept", func() bool {
+		c := condition(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionUpgradePending)
+		got := &omv1alpha1.InstallPlan{}
+		return c.Reason == omv1.ReasonOutsideUpgradeWindow && k8s.Get(ctx(), client.ObjectKeyFromObject(ip), got) == nil &&
+			got.Spec.Approved && got.Status.Phase == omv1alpha1.InstallPlanInstalling &&
+			strings.Contains(got.Status.Message, "approved; cache-operator.v1.1.0 waits for an upgrade window")
+	}, describeSub(t, ns, "cache"))
+	// Held a while, the approval stands: no new InstallPlan asks again.
+	time.Sleep(3 * time.Second)
+	if sub := getSub(t, ns, "cache"); sub.Status.InstallPlanRef == nil || sub.Status.InstallPlanRef.Name != ip.Name ||
+		sub.Status.InstalledVersion != "1.0.0" || getBlueprint(t, ns, "cache").Status.Phase != omv1.BlueprintUpgradeHeld {
+		t.Errorf("after approval, outside the window: installPlanRef %v, installed %q, Blueprint %s; want %s, 1.0.0, UpgradeHeld",
+			sub.Status.InstallPlanRef, sub.Status.InstalledVersion, getBlueprint(t, ns, "cache").Status.Phase, ip.Name)
+	}
+
+	patchSub(t, ns, "cache", func(s *omv1.Subscription) {
+		s.Spec.UpgradeWindows = []omv1.UpgradeWindow{{Schedule: "* * * * *", Duration: metav1.Duration{Duration: 2 * time.Minute}}}
+	})
+	waitRunning(t, ns, "cache", "cache-operator.v1.1.0")
+	if got := waitInstallPlan(t, ns, "cache", omv1alpha1.InstallPlanComplete); got.Name != ip.Name {
+		t.Errorf("the Subscription names InstallPlan %s, want the approved %s", got.Name, ip.Name)
 	}
 }

@@ -60,7 +60,7 @@ func (r *Reconciler) mirror(sub *omv1.Subscription, bp *omv1.Blueprint) {
 		st.CurrentCSV = bp.Spec.ClusterServiceVersionName
 	}
 	st.InstallPlanRef = nil
-	if name := installplan.Latest(bp); name != "" {
+	if name := installplan.Latest(bp, sub.Spec.ApprovalMode() == omv1.ApprovalManual); name != "" {
 		st.InstallPlanRef = &corev1.ObjectReference{APIVersion: omv1alpha1.GroupVersion.String(), Kind: "InstallPlan",
 			Namespace: bp.Namespace, Name: name}
 	}
