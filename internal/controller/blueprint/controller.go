@@ -297,29 +297,39 @@ func (r *Reconciler) upgradeHold(ctx context.Context, bp *omv1.Blueprint) (*Hold
 }
 
 // windowHold holds an upgrade not yet started while the Subscription's upgrade windows are
-// all closed, and has the Blueprint looked at again when the next one opens. Windows that
-// cannot be read hold it too, naming the field: the person meant to limit upgrades.
+// all closed (WindowHold), and has the Blueprint looked at again when the next one opens.
 func (r *Reconciler) windowHold(s *scope) *Hold {
-	bp := s.bp
-	if s.sub == nil || len(s.sub.Spec.UpgradeWindows) == 0 {
-		return nil
+	h, opens := WindowHold(s.sub, s.bp, s.now)
+	if h != nil && !opens.IsZero() {
+		statuswrite.RequeueWithin(&s.result, opens.Sub(s.now)+time.Second)
+	}
+	return h
+}
+
+// WindowHold is what the Subscription's upgrade windows say at now of the Blueprint's
+// change: nil unless it is an upgrade not yet tried and no window is open; else a hold
+// and when the next window opens. Windows that cannot be read, or never open, hold it too
+// (Invalid), naming the field: the person meant to limit upgrades. The Subscription
+// controller asks it too, so the dependencies of a held upgrade wait with it.
+func WindowHold(sub *omv1.Subscription, bp *omv1.Blueprint, now time.Time) (*Hold, time.Time) {
+	if sub == nil || len(sub.Spec.UpgradeWindows) == 0 {
+		return nil, time.Time{}
 	}
 	if current := bp.Status.CurrentCSV; current == "" || current == bp.Spec.ClusterServiceVersionName || Attempted(bp) {
-		return nil
+		return nil, time.Time{}
 	}
-	st, err := upgradewindow.At(s.sub.Spec.UpgradeWindows, s.now)
+	st, err := upgradewindow.At(sub.Spec.UpgradeWindows, now)
 	if err != nil {
-		return &Hold{Window: true, Invalid: true, Message: err.Error()}
+		return &Hold{Window: true, Invalid: true, Message: err.Error()}, time.Time{}
 	}
 	if st.Open {
-		return nil
+		return nil, time.Time{}
 	}
 	if st.Opens.IsZero() {
 		// Schedules that never fire (February 30th): a mistake to mend, not a wait.
-		return &Hold{Window: true, Invalid: true, Message: "spec.upgradeWindows: " + upgradewindow.Describe(st)}
+		return &Hold{Window: true, Invalid: true, Message: "spec.upgradeWindows: " + upgradewindow.Describe(st)}, time.Time{}
 	}
-	statuswrite.RequeueWithin(&s.result, st.Opens.Sub(s.now)+time.Second)
-	return &Hold{Window: true, Message: upgradewindow.Describe(st)}
+	return &Hold{Window: true, Message: upgradewindow.Describe(st)}, st.Opens
 }
 
 // blueprintsRunning maps an OperatorCondition to the Blueprints whose running CSV it

@@ -18,7 +18,6 @@ import (
 	"github.com/operator-manager/operator-manager/internal/operatorgroup"
 	"github.com/operator-manager/operator-manager/internal/render"
 	"github.com/operator-manager/operator-manager/internal/resolve"
-	"github.com/operator-manager/operator-manager/internal/upgradewindow"
 )
 
 // Labels and annotations of the Subscriptions the manager creates for dependencies.
@@ -201,14 +200,16 @@ func awaitsApproval(sub *omv1.Subscription, bp *omv1.Blueprint, exists bool, tar
 }
 
 // waitsForWindow says whether pointing the Blueprint at target makes an upgrade that waits
-// for the Subscription's upgrade windows (closed now, or unreadable): the Blueprint holds
-// it (windowHold), and the dependencies it brings wait with it.
+// for the Subscription's upgrade windows, decided as the Blueprint decides it
+// (blueprint.WindowHold): the dependencies it brings wait with it.
 func waitsForWindow(sub *omv1.Subscription, bp *omv1.Blueprint, exists bool, target string, now time.Time) bool {
-	if len(sub.Spec.UpgradeWindows) == 0 || !exists || bp.Status.CurrentCSV == "" || bp.Status.CurrentCSV == target {
-		return false
+	next := &omv1.Blueprint{}
+	next.Spec.ClusterServiceVersionName = target
+	if exists {
+		next.Status.CurrentCSV = bp.Status.CurrentCSV
 	}
-	st, err := upgradewindow.At(sub.Spec.UpgradeWindows, now)
-	return err != nil || !st.Open // closed, never opening or unreadable: the Blueprint holds it
+	h, _ := blueprint.WindowHold(sub, next, now)
+	return h != nil
 }
 
 // approvedDependencies installs the dependencies a change recorded while it waited for
