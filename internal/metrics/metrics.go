@@ -74,6 +74,9 @@ var (
 		Help: "1 while a Subscription is Ready, 0 while it is not; state is ready, progressing, waiting, scheduled, paused, failed, unhealthy, unresolved or uninstalled, reason the Ready condition's.",
 	}, []string{"namespace", "subscription", "package", "state", "reason"})
 
+	// InstalledVersions sets Installed, one series per Subscription.
+	InstalledVersions = NewOneSeries(Installed)
+
 	// SubscriptionStates sets SubscriptionReady, one series per Subscription.
 	SubscriptionStates = NewOneSeries(SubscriptionReady)
 

@@ -568,7 +568,7 @@ func (r *Reconciler) uninstall(ctx context.Context, sub *omv1.Subscription) (ctr
 	}
 	if sub.Status.InstalledCSV != "" {
 		r.Recorder.Eventf(sub, nil, corev1.EventTypeNormal, omv1.ReasonUninstalled, "Uninstall", "Uninstalled %s", sub.Status.InstalledCSV)
-		metrics.Installed.DeletePartialMatch(map[string]string{"namespace": sub.Namespace, "subscription": sub.Name})
+		metrics.InstalledVersions.Delete(sub.Namespace + "/" + sub.Name)
 	}
 	sub.Status.InstalledCSV, sub.Status.InstalledVersion, sub.Status.CurrentRevision = "", "", 0
 	setCondition(sub, omv1.ConditionInstalled, false, omv1.ReasonUninstalled, "the operator is uninstalled; its CRDs and custom resources are kept")

@@ -65,11 +65,8 @@ func (r *Reconciler) mirror(sub *omv1.Subscription, bp *omv1.Blueprint) {
 			Namespace: bp.Namespace, Name: name}
 	}
 	if bp.Status.CurrentCSV != "" {
-		if st.InstalledCSV != bp.Status.CurrentCSV {
-			metrics.Installed.DeletePartialMatch(map[string]string{"namespace": sub.Namespace, "subscription": sub.Name})
-		}
 		st.InstalledCSV, st.InstalledVersion = bp.Status.CurrentCSV, bp.Status.CurrentVersion
-		metrics.Installed.WithLabelValues(sub.Namespace, sub.Name, bp.Spec.Package, bp.Status.CurrentVersion, bp.Status.CurrentCSV).Set(1)
+		metrics.InstalledVersions.Set(sub.Namespace+"/"+sub.Name, 1, sub.Namespace, sub.Name, bp.Spec.Package, bp.Status.CurrentVersion, bp.Status.CurrentCSV)
 	}
 	st.CurrentRevision = bp.Status.LastGoodRevision
 	for _, h := range bp.Status.History {
