@@ -27,10 +27,13 @@ const (
 	// ReasonTooManyOperatorGroups: the namespace has more than one OperatorGroup, so what
 	// its Subscriptions' operators watch is ambiguous (OLM's word).
 	ReasonTooManyOperatorGroups = "TooManyOperatorGroups"
-	ReasonUnsatisfiable         = "Unsatisfiable"
-	ReasonHealthCheckFailed     = "HealthCheckFailed"
-	ReasonRolledBack            = "RolledBack"
-	ReasonWaitingForApproval    = "WaitingForApproval"
+	// ReasonNoTargetNamespaces: the namespace's OperatorGroup selects its target
+	// namespaces by label (spec.selector) and selects none.
+	ReasonNoTargetNamespaces = "NoTargetNamespaces"
+	ReasonUnsatisfiable      = "Unsatisfiable"
+	ReasonHealthCheckFailed  = "HealthCheckFailed"
+	ReasonRolledBack         = "RolledBack"
+	ReasonWaitingForApproval = "WaitingForApproval"
 	// ReasonOperatorNotUpgradeable: the running operator's OperatorCondition says
 	// Upgradeable=False; the message carries its reason and message.
 	ReasonOperatorNotUpgradeable = "OperatorNotUpgradeable"

@@ -8,19 +8,23 @@ import (
 // apiVersion changed. It gives the Subscriptions of its namespace what they do not say
 // themselves: the namespaces their operators watch and the ServiceAccount that installs
 // them. A Subscription's own spec.targetNamespaces and spec.serviceAccountName win.
-// +kubebuilder:validation:XValidation:rule="!has(self.selector)",message="spec.selector is not supported: list the namespaces in spec.targetNamespaces (the operator's RBAC is made for the namespaces named)"
 type OperatorGroupSpec struct {
 	// TargetNamespaces are the namespaces the operators of this namespace watch; empty
-	// means as each operator's install modes allow (all namespaces for AllNamespaces, this
-	// namespace for OwnNamespace).
+	// (and no selector) means as each operator's install modes allow (all namespaces for
+	// AllNamespaces, this namespace for OwnNamespace).
 	// +kubebuilder:validation:MaxItems=64
 	// +kubebuilder:validation:items:MaxLength=63
 	// +listType=set
 	// +optional
 	TargetNamespaces []string `json:"targetNamespaces,omitempty"`
 
-	// Selector is OLM's label selector of target namespaces. It is refused (see the
-	// validation message): name them in targetNamespaces.
+	// Selector selects the target namespaces by label, as in OLM: the operators watch
+	// the namespaces it selects (not those being deleted), and are rendered again (their
+	// RBAC in each, their olm.targetNamespaces) when a namespace is labelled into or out of
+	// it. Read only when targetNamespaces is empty (OLM ignores it otherwise); an empty
+	// selector ({}) selects all namespaces, as no selector does. While it selects none,
+	// the Subscriptions of this namespace wait (NoTargetNamespaces) and what runs stays
+	// as it is.
 	// +optional
 	Selector *metav1.LabelSelector `json:"selector,omitempty"`
 

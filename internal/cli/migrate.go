@@ -143,11 +143,10 @@ func exportInstallations(ctx context.Context, c client.Client, ns string) (*migr
 		// into the exported spec: the archive alone recreates what ran, on a cluster
 		// without that OperatorGroup too.
 		if err := operatorgroup.ApplyFrom(ctx, c, s); err != nil {
-			var many *operatorgroup.TooManyError
-			if !errors.As(err, &many) {
+			if _, unusable := operatorgroup.Unusable(err); !unusable {
 				return nil, nil, err
 			}
-			skipped = append(skipped, key+": "+many.Error())
+			skipped = append(skipped, key+": "+err.Error())
 			continue
 		}
 		in := migration.Installation{Namespace: s.Namespace, Name: s.Name, Labels: s.Labels, Annotations: exportedAnnotations(s.Annotations),

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -441,4 +444,154 @@ spec: {package: cache-operator, version: 1.0.0, catalog: samples, approval: Manu
 	if p := plans(); len(p) != 2 {
 		t.Errorf("InstallPlans kept: %d, want the two whose revisions the history remembers", len(p))
 	}
+}
+
+// scopeCSV is a test-only operator that may watch its own namespace, one other or several
+// (not all), with namespaced permissions: its Role is made in every namespace it watches.
+const scopeCSV = `apiVersion: operators.coreos.com/v1alpha1
+kind: ClusterServiceVersion
+metadata: {name: scope-operator.v1.0.0}
+spec:
+  displayName: Scope Operator
+  version: 1.0.0
+  installModes:
+  - {type: OwnNamespace, supported: true}
+  - {type: SingleNamespace, supported: true}
+  - {type: MultiNamespace, supported: true}
+  - {type: AllNamespaces, supported: false}
+  install:
+    strategy: deployment
+    spec:
+      permissions:
+      - serviceAccountName: scope-operator
+        rules: [{apiGroups: [""], resources: [configmaps], verbs: [get, list, watch]}]
+      deployments:
+      - name: scope-operator
+        spec:
+          replicas: 1
+          selector: {matchLabels: {app: scope-operator}}
+          template:
+            metadata: {labels: {app: scope-operator}}
+            spec:
+              serviceAccountName: scope-operator
+              containers: [{name: manager, image: "registry.example/scope-operator:1.0.0"}]
+`
+
+// TestOLMOperatorGroupSelector: an OperatorGroup that selects its target namespaces by
+// label, as OLM's spec.selector does. The operator watches, and is granted its
+// permissions in, the namespaces labelled so; labelling a namespace in or out renders it
+// again (its Role made in the new one, removed from the old). When the selector selects
+// no namespace the Subscription says so (NoTargetNamespaces, naming the OperatorGroup and
+// its selector) and the operator is left watching what it watched; targetNamespaces, once
+// set, win over the selector, as in OLM.
+func TestOLMOperatorGroupSelector(t *testing.T) {
+	dir := filepath.Join(work, "catalogs", "og-selector", "scope-operator", "1.0.0")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "csv.yaml"), []byte(scopeCSV), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ns, a, b := "ogsel", "ogsel-a", "ogsel-b"
+	newNamespaceWithCatalog(t, ns, filepath.Join(work, "catalogs", "og-selector"))
+	for _, n := range []string{a, b} {
+		if err := k8s.Create(ctx(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	label := func(name string, on bool) {
+		t.Helper()
+		n := &corev1.Namespace{}
+		if err := k8s.Get(ctx(), client.ObjectKey{Name: name}, n); err != nil {
+			t.Fatal(err)
+		}
+		patch := client.MergeFrom(n.DeepCopy())
+		if on {
+			n.Labels = map[string]string{"ogsel-team": "blue"}
+		} else {
+			delete(n.Labels, "ogsel-team")
+		}
+		if err := k8s.Patch(ctx(), n, patch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	roleIn := func(n string) bool {
+		roles := &rbacv1.RoleList{}
+		if err := k8s.List(ctx(), roles, client.InNamespace(n)); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range roles.Items {
+			if strings.Contains(r.Name, "scope-operator") {
+				return true
+			}
+		}
+		return false
+	}
+	watches := func() string { return deploymentTargets(t, ns, "scope-operator") }
+
+	label(a, true)
+	createStrict(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: OperatorGroup
+metadata: {name: og}
+spec:
+  selector:
+    matchLabels: {ogsel-team: blue}
+`)
+	createStrict(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: scope}
+spec: {name: scope-operator, source: test, sourceNamespace: `+ns+`}
+`)
+	waitRunning(t, ns, "scope", "scope-operator.v1.0.0")
+	if got := watches(); got != a {
+		t.Errorf("the operator watches %q, want the selected %q", got, a)
+	}
+	if !roleIn(a) || roleIn(b) {
+		t.Errorf("the operator's Role: in %s %v, in %s %v; want only in the selected %s", a, roleIn(a), b, roleIn(b), a)
+	}
+
+	// Another namespace labelled in: watched and granted.
+	label(b, true)
+	eventually(t, time.Minute, "the operator re-rendered for the newly selected namespace", func() bool {
+		return watches() == a+","+b && roleIn(b)
+	}, func() string { return fmt.Sprintf("watches %q, Role in %s: %v", watches(), b, roleIn(b)) })
+
+	// One labelled out: no longer watched, its Role removed.
+	label(a, false)
+	eventually(t, time.Minute, "the operator re-rendered without the namespace labelled out", func() bool {
+		return watches() == b && !roleIn(a)
+	}, func() string { return fmt.Sprintf("watches %q, Role in %s: %v", watches(), a, roleIn(a)) })
+
+	// None selected: the Subscription says so, and the operator keeps watching what it did
+	// (never all namespaces, which no targets would mean).
+	label(b, false)
+	eventually(t, time.Minute, "NoTargetNamespaces", func() bool {
+		c := condition(getSub(t, ns, "scope").Status.Conditions, omv1.ConditionResolved)
+		return c.Status == metav1.ConditionFalse && c.Reason == omv1.ReasonNoTargetNamespaces &&
+			strings.Contains(c.Message, "OperatorGroup "+ns+"/og") && strings.Contains(c.Message, "ogsel-team=blue")
+	}, describeSub(t, ns, "scope"))
+	time.Sleep(3 * time.Second) // a re-render would have happened by now
+	if got := watches(); got != b || !roleIn(b) {
+		t.Errorf("with no namespace selected the operator was changed: watches %q, Role in %s: %v", got, b, roleIn(b))
+	}
+	label(a, true)
+	eventually(t, time.Minute, "resolved again and watching the labelled namespace", func() bool {
+		return condition(getSub(t, ns, "scope").Status.Conditions, omv1.ConditionResolved).Status == metav1.ConditionTrue && watches() == a
+	}, func() string { return "watches " + watches() + "; " + describeSub(t, ns, "scope")() })
+
+	// targetNamespaces win over the selector.
+	og := &omv1.OperatorGroup{}
+	if err := k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "og"}, og); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(og.DeepCopy())
+	og.Spec.TargetNamespaces = []string{ns}
+	if err := k8s.Patch(ctx(), og, patch); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "the named targetNamespaces taken over the selector", func() bool {
+		return watches() == ns && !roleIn(a)
+	}, func() string { return fmt.Sprintf("watches %q, Role in %s: %v", watches(), a, roleIn(a)) })
 }

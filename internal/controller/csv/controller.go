@@ -128,6 +128,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// An OperatorGroup's targets are those of its namespace's Subscriptions that name none.
 		Watches(&omv1.OperatorGroup{}, handler.EnqueueRequestsFromMapFunc(operatorgroup.InNamespace(r.Client,
 			func() client.ObjectList { return &omv1alpha1.ClusterServiceVersionList{} }, client.HasLabels{omv1.LabelSubscription}))).
+		// ... and so are the namespaces its selector selects: the operator is rendered again
+		// when a namespace is labelled into or out of it.
+		WatchesMetadata(&corev1.Namespace{}, operatorgroup.Namespaces(r.Client,
+			func() client.ObjectList { return &omv1alpha1.ClusterServiceVersionList{} }, client.HasLabels{omv1.LabelSubscription})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.Workers)}).
 		Named("clusterserviceversion").
 		Complete(r)

@@ -69,6 +69,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=operators.coreos.com.operator-manager.domain,resources=subscriptions/status;subscriptions/finalizers,verbs=get;update;patch
 // +kubebuilder:rbac:groups=operators.coreos.com.operator-manager.domain,resources=blueprints,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=operators.coreos.com.operator-manager.domain,resources=operatorgroups,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 
 // SetupWithManager registers the controller. It owns Blueprints and looks again at every
 // Subscription when a CatalogSource changes, so a catalog that was not ready, or has
@@ -84,6 +85,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&omv1.CatalogSource{}, handler.EnqueueRequestsFromMapFunc(r.subscriptionsOfCatalog)).
 		Watches(&omv1.OperatorGroup{}, handler.EnqueueRequestsFromMapFunc(
 			operatorgroup.InNamespace(r.Client, func() client.ObjectList { return &omv1.SubscriptionList{} }))).
+		// A namespace labelled into or out of an OperatorGroup's selector changes the
+		// targets of that OperatorGroup's Subscriptions.
+		WatchesMetadata(&corev1.Namespace{}, operatorgroup.Namespaces(r.Client, func() client.ObjectList { return &omv1.SubscriptionList{} })).
 		// A refused or unsatisfiable installation is looked at again when another
 		// Subscription changes or goes: the one it conflicted with may have made room, or
 		// one it depends on come into range.
@@ -201,13 +205,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.
 		return ctrl.Result{}, err
 	}
 	if ogErr != nil {
-		var many *operatorgroup.TooManyError
-		if !errors.As(ogErr, &many) {
+		reason, unusable := operatorgroup.Unusable(ogErr)
+		if !unusable {
 			return ctrl.Result{}, ogErr
 		}
-		// Nothing changes while what the operators watch is ambiguous; deleting the extra
-		// OperatorGroup (watched) brings the Subscription back.
-		return r.resolveFailed(sub, &resolve.Error{Reason: omv1.ReasonTooManyOperatorGroups, Message: many.Error()})
+		// Nothing changes while what the operators watch is ambiguous or empty; deleting
+		// the extra OperatorGroup, or labelling a namespace its selector selects (both
+		// watched), brings the Subscription back.
+		return r.resolveFailed(sub, &resolve.Error{Reason: reason, Message: ogErr.Error()})
 	}
 	operatorgroup.Apply(sub, og) // again: the finalizer's patch read the Subscription back as written
 
