@@ -243,11 +243,11 @@ kind: CatalogSource
 metadata: {name: ftp}
 spec: {sourceType: FTP, url: ftp://x}
 `, []string{"spec.sourceType", "Directory", "HTTP"}},
-		{"olm grpc catalog with an address", `
+		{"olm grpc catalog with neither image nor address", `
 apiVersion: operators.coreos.com.operator-manager.domain/v1
 kind: CatalogSource
-metadata: {name: grpc-address}
-spec: {sourceType: grpc, address: "registry.olm.svc:50051"}
+metadata: {name: grpc-nothing}
+spec: {sourceType: grpc, displayName: Nothing}
 `, []string{"spec.sourceType grpc needs spec.image", "spec.address"}},
 		{"blueprint without csv", `
 apiVersion: operators.coreos.com.operator-manager.domain/v1

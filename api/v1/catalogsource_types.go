@@ -18,9 +18,10 @@ const (
 	// SourceImage pulls a catalog image: a File-Based Catalog in an OCI image, as
 	// OperatorHub and OLM publish them; its bundles are pulled from their bundle images.
 	SourceImage SourceType = "Image"
-	// SourceGRPC is OLM's sourceType for a catalog image (spec.image). OLM runs the image
-	// as a registry pod and asks it over gRPC; operator-manager reads the image itself, so
-	// grpc with an image is Image. A registry server at spec.address is not supported.
+	// SourceGRPC is OLM's sourceType for a catalog image (spec.image) or a registry
+	// server (spec.address). OLM runs the image as a registry pod and asks it over gRPC;
+	// operator-manager reads the image itself, so grpc with an image is Image. With only
+	// an address it asks the registry server there, over operator-registry's gRPC API.
 	SourceGRPC SourceType = "grpc"
 )
 
@@ -41,9 +42,10 @@ type RegistryConfig struct {
 // +kubebuilder:validation:XValidation:rule="self.sourceType != 'Directory' || has(self.directory)",message="spec.directory is required when spec.sourceType is Directory"
 // +kubebuilder:validation:XValidation:rule="self.sourceType != 'HTTP' || has(self.url)",message="spec.url is required when spec.sourceType is HTTP"
 // +kubebuilder:validation:XValidation:rule="self.sourceType != 'Image' || has(self.image)",message="spec.image is required when spec.sourceType is Image"
-// +kubebuilder:validation:XValidation:rule="self.sourceType != 'grpc' || has(self.image)",message="spec.sourceType grpc needs spec.image: operator-manager reads the catalog image itself and runs no registry pod, so a registry server at spec.address cannot be read; give the catalog image it serves"
+// +kubebuilder:validation:XValidation:rule="self.sourceType != 'grpc' || has(self.image) || has(self.address)",message="spec.sourceType grpc needs spec.image (a catalog image, read by the manager itself) or spec.address (a registry server, host:port)"
 type CatalogSourceSpec struct {
-	// SourceType is Directory, HTTP or Image; OLM's grpc, with spec.image, is Image.
+	// SourceType is Directory, HTTP or Image; OLM's grpc is Image with spec.image, and a
+	// registry server with only spec.address.
 	SourceType SourceType `json:"sourceType"`
 
 	// Directory is the catalog root on the manager's filesystem.
@@ -117,8 +119,11 @@ type CatalogSourceSpec struct {
 	// +optional
 	UpdateStrategy *UpdateStrategy `json:"updateStrategy,omitempty"`
 
-	// Address is OLM's registry server address (host:port), which operator-manager cannot
-	// read: with sourceType grpc, spec.image is required (the message says so).
+	// Address is OLM's registry server address (host:port): a server of
+	// operator-registry's gRPC API (`opm serve`, an OLM registry pod's Service), asked in
+	// plain gRPC as OLM does. Read with sourceType grpc when spec.image is not set; the
+	// catalog it lists is polled like any other (spec.pollInterval or
+	// updateStrategy.registryPoll.interval).
 	// +kubebuilder:validation:MaxLength=1024
 	// +optional
 	Address string `json:"address,omitempty"`
@@ -160,9 +165,10 @@ type RegistryPoll struct {
 	Interval *metav1.Duration `json:"interval,omitempty"`
 }
 
-// Type is how the source is read: OLM's grpc (with an image) is Image.
+// Type is how the source is read: OLM's grpc with an image is Image; grpc with only an
+// address stays grpc (a registry server).
 func (s *CatalogSourceSpec) Type() SourceType {
-	if s.SourceType == SourceGRPC {
+	if s.SourceType == SourceGRPC && s.Image != "" {
 		return SourceImage
 	}
 	return s.SourceType

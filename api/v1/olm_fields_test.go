@@ -44,8 +44,10 @@ func TestCatalogSourceOLMFields(t *testing.T) {
 		secrets []string
 	}{
 		{"own words", CatalogSourceSpec{SourceType: SourceImage, PollInterval: ten, PullSecret: "a"}, SourceImage, ten, []string{"a"}},
-		{"olm grpc image", CatalogSourceSpec{SourceType: SourceGRPC, PollInterval: ten,
+		{"olm grpc image", CatalogSourceSpec{SourceType: SourceGRPC, Image: "quay.io/x/catalog:latest", PollInterval: ten,
 			UpdateStrategy: &UpdateStrategy{RegistryPoll: &RegistryPoll{Interval: hour}}, Secrets: []string{"b", "c"}}, SourceImage, hour, []string{"b", "c"}},
+		{"olm grpc image and address: the image is read", CatalogSourceSpec{SourceType: SourceGRPC, Image: "quay.io/x/catalog:latest", Address: "registry:50051"}, SourceImage, nil, nil},
+		{"olm grpc address", CatalogSourceSpec{SourceType: SourceGRPC, Address: "registry:50051", UpdateStrategy: &UpdateStrategy{RegistryPoll: &RegistryPoll{Interval: hour}}}, SourceGRPC, hour, nil},
 		{"both secrets, one named twice", CatalogSourceSpec{SourceType: SourceDirectory, PullSecret: "a", Secrets: []string{"a", "b"}}, SourceDirectory, nil, []string{"a", "b"}},
 		{"empty update strategy", CatalogSourceSpec{SourceType: SourceHTTP, PollInterval: ten, UpdateStrategy: &UpdateStrategy{}}, SourceHTTP, ten, nil},
 	}

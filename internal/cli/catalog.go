@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/operator-manager/operator-manager/internal/catalog"
+	"github.com/operator-manager/operator-manager/internal/catalog/grpcregistry"
 	"github.com/operator-manager/operator-manager/internal/catalog/remote"
 	"github.com/operator-manager/operator-manager/internal/controller/catalogsource"
 	"github.com/operator-manager/operator-manager/internal/registry"
@@ -52,8 +54,8 @@ const remoteTimeout = time.Minute
 // catalogSource is where an inspecting verb reads its catalog: the DIR argument, the
 // catalog served at --url, or the catalog image --image; either flag takes DIR's place.
 type catalogSource struct {
-	url, image string
-	registry   registryFlags
+	url, image, address string
+	registry            registryFlags
 }
 
 // bind adds --url and --image and makes the verb take n arguments with DIR, n-1 with
@@ -61,12 +63,13 @@ type catalogSource struct {
 func (s *catalogSource) bind(cmd *cobra.Command, n int) {
 	cmd.Flags().StringVar(&s.url, "url", "", "read the catalog served at this URL (by `operator-manager catalog serve`) instead of DIR")
 	cmd.Flags().StringVar(&s.image, "image", "", "read the catalog image REF (a File-Based Catalog image, by tag or digest) instead of DIR; bundles are pulled from their images")
+	cmd.Flags().StringVar(&s.address, "address", "", "read the catalog of the registry server at HOST:PORT (OLM's registry gRPC API, as `opm serve` serves it) instead of DIR")
 	s.registry.bind(cmd)
-	cmd.MarkFlagsMutuallyExclusive("url", "image")
+	cmd.MarkFlagsMutuallyExclusive("url", "image", "address")
 	cmd.Args = func(cmd *cobra.Command, args []string) error {
-		if s.url != "" || s.image != "" {
+		if s.url != "" || s.image != "" || s.address != "" {
 			if len(args) != n-1 {
-				return fmt.Errorf("accepts %d arg(s) with --url or --image, which take the place of DIR, received %d", n-1, len(args))
+				return fmt.Errorf("accepts %d arg(s) with --url, --image or --address, which take the place of DIR, received %d", n-1, len(args))
 			}
 			return nil
 		}
@@ -114,8 +117,23 @@ func (s *catalogSource) client(cacheDir string) *remote.Client {
 	return &remote.Client{BaseURL: s.url, CacheDir: cacheDir, HTTP: &http.Client{Timeout: remoteTimeout}}
 }
 
+// loadAddress asks the registry server --address for its catalog, written into the
+// local cache as the manager writes it.
+func (s *catalogSource) loadAddress(ctx context.Context) (*catalog.Catalog, error) {
+	dir, err := grpcregistry.Fetch(ctx, s.address, filepath.Join(defaultCacheDir(), catalogsource.GRPCCatalogsSubdir, "cli", url.PathEscape(s.address)), "",
+		grpcregistry.Options{Timeout: remoteTimeout})
+	if err != nil {
+		return nil, err
+	}
+	return loadCatalog(dir)
+}
+
 // load returns the catalog, the name to show for it, and the arguments after DIR.
 func (s *catalogSource) load(ctx context.Context, args []string) (*catalog.Catalog, string, []string, error) {
+	if s.address != "" {
+		cat, err := s.loadAddress(ctx)
+		return cat, s.address, args, err
+	}
 	if s.image != "" {
 		cat, err := s.loadImage(ctx)
 		return cat, s.image, args, err
@@ -132,6 +150,9 @@ func (s *catalogSource) load(ctx context.Context, args []string) (*catalog.Catal
 // loadWithBundles returns the catalog for a verb that reads bundles too: those of a
 // served catalog are fetched into the local cache, as the manager keeps them.
 func (s *catalogSource) loadWithBundles(ctx context.Context, args []string) (*catalog.Catalog, error) {
+	if s.address != "" {
+		return s.loadAddress(ctx)
+	}
 	if s.image != "" {
 		return s.loadImage(ctx)
 	}
@@ -379,7 +400,8 @@ func newCatalogValidateCmd() *cobra.Command {
 reason, and fails if any is. With --url it checks a served catalog: what the server
 rejected when it loaded its directory, and every served bundle, downloaded, checked
 against its digest and parsed. With --image it checks a catalog image: every bundle image
-is pulled, checked from its digest down to each layer, and parsed.`,
+is pulled, checked from its digest down to each layer, and parsed. With --address it
+checks what a registry server serves: every bundle, as its manifests are listed, parsed.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var v validation
 			if src.url != "" {
@@ -389,6 +411,12 @@ is pulled, checked from its digest down to each layer, and parsed.`,
 				}
 			} else if src.image != "" {
 				cat, err := src.loadImage(cmd.Context())
+				if err != nil {
+					return err
+				}
+				v = validateContents(cat, cat.Rejections)
+			} else if src.address != "" {
+				cat, err := src.loadAddress(cmd.Context())
 				if err != nil {
 					return err
 				}

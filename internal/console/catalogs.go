@@ -20,6 +20,7 @@ import (
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	"github.com/operator-manager/operator-manager/internal/catalog"
+	"github.com/operator-manager/operator-manager/internal/catalog/grpcregistry"
 	"github.com/operator-manager/operator-manager/internal/catalog/remote"
 	"github.com/operator-manager/operator-manager/internal/controller/catalogsource"
 	"github.com/operator-manager/operator-manager/internal/grants"
@@ -111,6 +112,12 @@ func (cc *catalogCache) read(ctx context.Context, id *identity, cs *omv1.Catalog
 					cs.Spec.Directory, cs.Namespace, cs.Name, err)}
 		}
 		return catalog.Load(cs.Spec.Directory, catalog.Options{})
+	case omv1.SourceGRPC:
+		dir, err := grpcregistry.Fetch(ctx, cs.Spec.Address, filepath.Join(cc.dir, catalogsource.GRPCCatalogsSubdir, cs.Namespace, cs.Name), "", grpcregistry.Options{})
+		if err != nil {
+			return nil, err
+		}
+		return catalog.Load(dir, catalog.Options{})
 	case omv1.SourceHTTP:
 		c := &remote.Client{BaseURL: cs.Spec.URL, CacheDir: filepath.Join(cc.dir, catalogsource.RemoteCacheSubdir), HTTP: &http.Client{Timeout: time.Minute}}
 		return c.Load(ctx)
@@ -252,6 +259,8 @@ func (s *Server) listCatalogs(w http.ResponseWriter, r *http.Request, id *identi
 			row.Source = cs.Spec.URL
 		case omv1.SourceImage:
 			row.Source = cs.Spec.Image
+		case omv1.SourceGRPC:
+			row.Source = cs.Spec.Address
 		}
 		if c := meta.FindStatusCondition(cs.Status.Conditions, omv1.ConditionReady); c != nil {
 			row.Ready, row.Message = c.Status == metav1.ConditionTrue, c.Message

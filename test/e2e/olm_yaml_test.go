@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -21,7 +23,9 @@ import (
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
+	"github.com/operator-manager/operator-manager/internal/catalog"
 	"github.com/operator-manager/operator-manager/internal/migration"
+	"github.com/operator-manager/operator-manager/test/registryserver"
 )
 
 // createStrict creates an object from YAML with strict field validation, as kubectl apply
@@ -594,4 +598,84 @@ spec: {name: scope-operator, source: test, sourceNamespace: `+ns+`}
 	eventually(t, time.Minute, "the named targetNamespaces taken over the selector", func() bool {
 		return watches() == ns && !roleIn(a)
 	}, func() string { return fmt.Sprintf("watches %q, Role in %s: %v", watches(), a, roleIn(a)) })
+}
+
+// serveRegistry serves the catalog in dir (any layout) with operator-registry's own gRPC
+// server at addr (empty: a free port) until stopped or the test ends.
+func serveRegistry(t *testing.T, dir, addr string) (string, func()) {
+	t.Helper()
+	cat, err := catalog.Load(dir, catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fbc := t.TempDir()
+	if err := registryserver.WriteFBC(cat, fbc); err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	var stop func()
+	// The port of a server just stopped may take a moment to be free again.
+	eventually(t, 30*time.Second, "the registry server listening", func() bool {
+		got, stop, err = registryserver.Serve(ctx(), fbc, t.TempDir(), addr)
+		return err == nil
+	}, func() string { return fmt.Sprint(err) })
+	once := sync.OnceFunc(stop)
+	t.Cleanup(once)
+	return got, once
+}
+
+// TestOLMCatalogSourceFromAddress: an OLM CatalogSource that names a registry server by
+// spec.address (sourceType grpc, no image), served by operator-registry's own server as
+// `opm serve` runs it, loads over the registry's gRPC API; a Subscription installs from
+// it. With the server gone the CatalogSource says so, naming the address, and keeps the
+// catalog it last read, from which an upgrade still installs. A server that comes back
+// with a new version is polled (registryPoll) and the channel followed to it.
+func TestOLMCatalogSourceFromAddress(t *testing.T) {
+	addr, stop := serveRegistry(t, catalogTree(t, "grpc-v1", "cache-operator/1.0.0", "cache-operator/1.1.0"), "")
+	ns := "olm-address"
+	newNamespace(t, ns)
+	createStrict(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: CatalogSource
+metadata: {name: registry}
+spec:
+  sourceType: grpc
+  address: `+addr+`
+  displayName: A registry server
+  updateStrategy: {registryPoll: {interval: 2s}}
+`)
+	ready := func(bundles int32) func() bool {
+		return func() bool {
+			cs := getCatalogSource(t, ns, "registry")
+			c := meta.FindStatusCondition(cs.Status.Conditions, omv1.ConditionReady)
+			return c != nil && c.Status == metav1.ConditionTrue && cs.Status.Packages == 1 && cs.Status.Bundles == bundles
+		}
+	}
+	status := func() string { return fmt.Sprint(getCatalogSource(t, ns, "registry").Status) }
+	eventually(t, time.Minute, "the CatalogSource loads from its registry server", ready(2), status)
+	createStrict(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache}
+spec: {package: cache-operator, channel: stable, version: 1.0.0, catalog: registry}
+`)
+	waitRunning(t, ns, "cache", "cache-operator.v1.0.0")
+
+	// The server goes: the CatalogSource says so and keeps its catalog, from which the
+	// next version still installs.
+	stop()
+	eventually(t, time.Minute, "the CatalogSource saying its registry server is gone", func() bool {
+		c := meta.FindStatusCondition(getCatalogSource(t, ns, "registry").Status.Conditions, omv1.ConditionReady)
+		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == omv1.ReasonLoadFailed &&
+			strings.Contains(c.Message, "registry server "+addr) && strings.Contains(c.Message, "still used")
+	}, func() string { return fmt.Sprint(getCatalogSource(t, ns, "registry").Status.Conditions) })
+	patchSub(t, ns, "cache", func(s *omv1.Subscription) { s.Spec.Version = "1.1.0" })
+	waitRunning(t, ns, "cache", "cache-operator.v1.1.0")
+
+	// It comes back at the same address with a new version: polled, and followed.
+	serveRegistry(t, catalogTree(t, "grpc-v2", "cache-operator/1.0.0", "cache-operator/1.1.0", "cache-operator/1.2.0"), addr)
+	eventually(t, time.Minute, "the CatalogSource reloaded with 1.2.0", ready(3), status)
+	patchSub(t, ns, "cache", func(s *omv1.Subscription) { s.Spec.Version = "" })
+	waitRunning(t, ns, "cache", "cache-operator.v1.2.0")
+	kubectl(t, "delete", "subscription", "cache", "-n", ns, "--wait=true")
 }

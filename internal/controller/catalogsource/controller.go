@@ -182,6 +182,7 @@ func (r *Reconciler) forget(key types.NamespacedName) {
 	r.Store.delete(key)
 	r.remotes.forget(key)
 	r.images.forget(key)
+	r.forgetGRPC(key)
 	metrics.CatalogBundles.DeleteLabelValues(key.Namespace, key.Name)
 	metrics.CatalogReady.DeleteLabelValues(key.Namespace, key.Name)
 }
@@ -193,6 +194,8 @@ func source(cs *omv1.CatalogSource) string {
 		return cs.Spec.URL
 	case omv1.SourceImage:
 		return cs.Spec.Image
+	case omv1.SourceGRPC:
+		return cs.Spec.Address
 	}
 	return cs.Spec.Directory
 }
@@ -202,7 +205,13 @@ func (r *Reconciler) load(ctx context.Context, key types.NamespacedName, cs *omv
 		r.images.forget(key)
 		cs.Status.ResolvedImage = ""
 	}
+	if cs.Spec.Type() != omv1.SourceGRPC {
+		r.forgetGRPC(key)
+	}
 	switch cs.Spec.Type() {
+	case omv1.SourceGRPC:
+		r.remotes.forget(key)
+		return r.loadGRPC(ctx, key, cs.Spec.Address, prev)
 	case omv1.SourceImage:
 		r.remotes.forget(key)
 		cat, resolved, changed, err := r.loadImage(ctx, key, cs, prev)

@@ -1,0 +1,346 @@
+// Package grpcregistry reads a catalog from an OLM registry server: operator-registry's
+// gRPC API, as `opm serve`, OLM's registry pods and a CatalogSource's spec.address serve
+// it. It writes what the server lists as a File-Based Catalog directory, which
+// catalog.Load then reads like any other, so the server's answers meet the same checks
+// as a catalog on disk and are never held in memory whole.
+//
+// The server is asked four things: ListPackages, GetPackage of each (its channels and
+// default channel), ListBundles (every bundle, once per channel it is in) and, for a
+// bundle listed without its manifests (a registry leaves them out of the list where the
+// bundle has an image, which OLM would unpack), GetBundle. Those are what every
+// operator-registry since OLM 0.11 serves, from an FBC cache or the old SQLite index
+// alike.
+package grpcregistry
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/operator-framework/operator-registry/pkg/api"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+// Options bound a fetch.
+type Options struct {
+	// Timeout bounds the whole fetch (default 2 minutes).
+	Timeout time.Duration
+	// MaxMessageBytes bounds one answer, such as one bundle with its CRDs (default 64 MiB;
+	// gRPC's own default of 4 MiB is less than some community bundles).
+	MaxMessageBytes int
+}
+
+func (o Options) withDefaults() Options {
+	if o.Timeout <= 0 {
+		o.Timeout = 2 * time.Minute
+	}
+	if o.MaxMessageBytes <= 0 {
+		o.MaxMessageBytes = 64 << 20
+	}
+	return o
+}
+
+// Fetch reads the catalog the registry server at address (host:port, plain gRPC as OLM's
+// registry pods serve it) holds, and writes it under root as a File-Based Catalog in a
+// directory named by its content's digest, which it returns: an unchanged catalog is the
+// same directory, written once. Directories of root other than the one returned and
+// keep are removed, so root holds at most the current and the previous catalog.
+func Fetch(ctx context.Context, address, root, keep string, o Options) (string, error) {
+	o = o.withDefaults()
+	if address == "" {
+		return "", errors.New("spec.address is empty")
+	}
+	conn, err := grpc.NewClient(address, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(o.MaxMessageBytes)))
+	if err != nil {
+		return "", fmt.Errorf("registry server %s: %w", address, err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp(root, ".fetch-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp) // gone once renamed
+	if err := write(ctx, api.NewRegistryClient(conn), tmp); err != nil {
+		return "", fmt.Errorf("registry server %s: %w", address, err)
+	}
+	sum, err := digestDir(tmp)
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(root, sum)
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		if err := os.Rename(tmp, dir); err != nil {
+			return "", err
+		}
+	}
+	prune(root, dir, keep)
+	return dir, nil
+}
+
+// write lists the packages and bundles into dir: per package, package.json (the
+// olm.package and olm.channel blobs) and bundles.json (its olm.bundle blobs, appended as
+// they arrive).
+func write(ctx context.Context, c api.RegistryClient, dir string) error {
+	names, err := listPackages(ctx, c)
+	if err != nil {
+		return err
+	}
+	channels := map[string]map[string][]entry{} // package -> channel -> entries
+	pkgs := map[string]*api.Package{}
+	for _, name := range names {
+		p, err := c.GetPackage(ctx, &api.GetPackageRequest{Name: name})
+		if err != nil {
+			return fmt.Errorf("GetPackage %s: %w", name, err)
+		}
+		pkgs[name], channels[name] = p, map[string][]entry{}
+		for _, ch := range p.GetChannels() {
+			channels[name][ch.GetName()] = nil
+		}
+	}
+	stream, err := c.ListBundles(ctx, &api.ListBundlesRequest{})
+	if err != nil {
+		return fmt.Errorf("ListBundles: %w", err)
+	}
+	written := map[string]bool{}
+	for {
+		b, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("ListBundles: %w", err)
+		}
+		pkg, name := b.GetPackageName(), b.GetCsvName()
+		if _, ok := pkgs[pkg]; !ok {
+			return fmt.Errorf("ListBundles: bundle %q names package %q, which ListPackages did not list", name, pkg)
+		}
+		if name == "" {
+			return fmt.Errorf("ListBundles: a bundle of package %q has no csvName", pkg)
+		}
+		if ch := b.GetChannelName(); ch != "" {
+			channels[pkg][ch] = append(channels[pkg][ch], entry{Name: name, Replaces: b.GetReplaces(), Skips: b.GetSkips(), SkipRange: b.GetSkipRange()})
+		}
+		if written[pkg+"/"+name] {
+			continue // the same bundle in another channel
+		}
+		written[pkg+"/"+name] = true
+		if len(b.GetObject()) == 0 && b.GetCsvJson() == "" && b.GetChannelName() != "" {
+			// A registry leaves the manifests of a bundle with an image out of the list
+			// (OLM unpacks the image); GetBundle carries them.
+			full, err := c.GetBundle(ctx, &api.GetBundleRequest{PkgName: pkg, ChannelName: b.GetChannelName(), CsvName: name})
+			if err != nil {
+				return fmt.Errorf("GetBundle %s/%s: %w", pkg, name, err)
+			}
+			b.Object, b.CsvJson = full.GetObject(), full.GetCsvJson()
+		}
+		data, err := json.Marshal(bundleBlob(b))
+		if err != nil {
+			return err
+		}
+		if err := appendFile(filepath.Join(dir, pkg, "bundles.json"), append(data, '\n')); err != nil {
+			return err
+		}
+	}
+	for _, name := range names {
+		var out []byte
+		p := pkgs[name]
+		data, err := json.Marshal(blob{Schema: "olm.package", Name: name, DefaultChannel: p.GetDefaultChannelName()})
+		if err != nil {
+			return err
+		}
+		out = append(out, append(data, '\n')...)
+		for _, ch := range slices.Sorted(maps.Keys(channels[name])) {
+			entries := channels[name][ch]
+			sort.Slice(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
+			data, err := json.Marshal(blob{Schema: "olm.channel", Name: ch, Package: name, Entries: entries})
+			if err != nil {
+				return err
+			}
+			out = append(out, append(data, '\n')...)
+		}
+		if err := appendFile(filepath.Join(dir, name, "package.json"), out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// listPackages returns the package names, each checked to be usable as a directory name.
+func listPackages(ctx context.Context, c api.RegistryClient) ([]string, error) {
+	stream, err := c.ListPackages(ctx, &api.ListPackageRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("ListPackages: %w", err)
+	}
+	var names []string
+	for {
+		p, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("ListPackages: %w", err)
+		}
+		name := p.GetName()
+		if name == "" || name == "." || name == ".." || strings.ContainsAny(name, `/\`) {
+			return nil, fmt.Errorf("ListPackages: package name %q is not a name", name)
+		}
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return slices.Compact(names), nil
+}
+
+type blob struct {
+	Schema         string     `json:"schema"`
+	Name           string     `json:"name"`
+	Package        string     `json:"package,omitempty"`
+	DefaultChannel string     `json:"defaultChannel,omitempty"`
+	Image          string     `json:"image,omitempty"`
+	Entries        []entry    `json:"entries,omitempty"`
+	Properties     []property `json:"properties,omitempty"`
+}
+
+type entry struct {
+	Name      string   `json:"name"`
+	Replaces  string   `json:"replaces,omitempty"`
+	Skips     []string `json:"skips,omitempty"`
+	SkipRange string   `json:"skipRange,omitempty"`
+}
+
+type property struct {
+	Type  string          `json:"type"`
+	Value json.RawMessage `json:"value"`
+}
+
+// bundleBlob is the olm.bundle blob of one listed bundle: its properties (an olm.package
+// one added where the server sent none, the dependencies of an old SQLite index as the
+// required properties FBC names them), and its manifests as olm.bundle.object properties.
+func bundleBlob(b *api.Bundle) blob {
+	out := blob{Schema: "olm.bundle", Name: b.GetCsvName(), Package: b.GetPackageName(), Image: b.GetBundlePath()}
+	has := map[string]bool{}
+	for _, p := range b.GetProperties() {
+		switch p.GetType() {
+		case "olm.bundle.object", "olm.csv.metadata":
+			continue // the manifests come whole below
+		}
+		if !json.Valid([]byte(p.GetValue())) {
+			// Kept as a string so the catalog's own check names it with its bundle.
+			v, _ := json.Marshal(p.GetValue())
+			out.Properties = append(out.Properties, property{Type: p.GetType(), Value: v})
+			continue
+		}
+		has[p.GetType()] = true
+		out.Properties = append(out.Properties, property{Type: p.GetType(), Value: json.RawMessage(p.GetValue())})
+	}
+	if !has["olm.package"] {
+		v, _ := json.Marshal(map[string]string{"packageName": b.GetPackageName(), "version": b.GetVersion()})
+		out.Properties = append(out.Properties, property{Type: "olm.package", Value: v})
+	}
+	if !has["olm.package.required"] && !has["olm.gvk.required"] {
+		for _, d := range b.GetDependencies() {
+			if p, ok := required(d); ok {
+				out.Properties = append(out.Properties, p)
+			}
+		}
+	}
+	objects := b.GetObject()
+	if len(objects) == 0 && b.GetCsvJson() != "" {
+		objects = []string{b.GetCsvJson()}
+	}
+	for _, o := range objects {
+		v, _ := json.Marshal(map[string]string{"data": base64.StdEncoding.EncodeToString([]byte(o))})
+		out.Properties = append(out.Properties, property{Type: "olm.bundle.object", Value: v})
+	}
+	return out
+}
+
+// required turns an old index's dependency (olm.package with a version range, olm.gvk)
+// into the property FBC names it with.
+func required(d *api.Dependency) (property, bool) {
+	switch d.GetType() {
+	case "olm.package":
+		var v struct {
+			PackageName string `json:"packageName"`
+			Version     string `json:"version"`
+		}
+		if json.Unmarshal([]byte(d.GetValue()), &v) != nil {
+			return property{}, false
+		}
+		data, _ := json.Marshal(map[string]string{"packageName": v.PackageName, "versionRange": v.Version})
+		return property{Type: "olm.package.required", Value: data}, true
+	case "olm.gvk":
+		if !json.Valid([]byte(d.GetValue())) {
+			return property{}, false
+		}
+		return property{Type: "olm.gvk.required", Value: json.RawMessage(d.GetValue())}, true
+	}
+	return property{}, false
+}
+
+func appendFile(name string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// digestDir hashes every file of dir (names and contents, in name order).
+func digestDir(dir string) (string, error) {
+	h := sha256.New()
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		fmt.Fprintf(h, "%s\x00%d\x00", filepath.ToSlash(rel), len(data))
+		h.Write(data)
+		return nil
+	})
+	return hex.EncodeToString(h.Sum(nil)), err
+}
+
+// prune removes the directories of root other than dir and keep (and fetches left
+// behind by a crash).
+func prune(root, dir, keep string) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		p := filepath.Join(root, e.Name())
+		if p != dir && p != keep && e.IsDir() {
+			_ = os.RemoveAll(p)
+		}
+	}
+}

@@ -1,0 +1,187 @@
+package grpcregistry
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/operator-framework/operator-registry/pkg/api"
+
+	"github.com/operator-manager/operator-manager/internal/catalog"
+	"github.com/operator-manager/operator-manager/test/registryserver"
+)
+
+// serveSamples serves the project's sample catalog with operator-registry's own server
+// and returns the catalog as read from its directory and the server's address.
+func serveSamples(t *testing.T) (*catalog.Catalog, string) {
+	t.Helper()
+	want, err := catalog.Load(filepath.Join("..", "..", "..", "samples", "catalog"), catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fbc := t.TempDir()
+	if err := registryserver.WriteFBC(want, fbc); err != nil {
+		t.Fatal(err)
+	}
+	addr, stop, err := registryserver.Serve(context.Background(), fbc, t.TempDir(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return want, addr
+}
+
+// TestFetchReadsWhatTheRegistryServes: the sample catalog served by operator-registry and
+// read back through its gRPC API is the same catalog: packages, default channels,
+// channel entries and their edges, bundles with their versions, dependencies, owned CRDs,
+// install modes and manifests. A second fetch of the unchanged server is the same
+// directory.
+func TestFetchReadsWhatTheRegistryServes(t *testing.T) {
+	want, addr := serveSamples(t)
+	root := t.TempDir()
+	dir, err := Fetch(context.Background(), addr, root, "", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := catalog.Load(dir, catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Rejections) != 0 {
+		t.Fatalf("the fetched catalog has rejections: %v", got.Rejections)
+	}
+	if len(got.Packages()) != len(want.Packages()) || len(got.Bundles()) != len(want.Bundles()) {
+		t.Fatalf("fetched %d packages and %d bundles, the catalog has %d and %d",
+			len(got.Packages()), len(got.Bundles()), len(want.Packages()), len(want.Bundles()))
+	}
+	for _, wp := range want.Packages() {
+		gp := got.Package(wp.Name)
+		if gp == nil {
+			t.Errorf("package %s not fetched", wp.Name)
+			continue
+		}
+		if gp.DefaultChannel != wp.DefaultChannel {
+			t.Errorf("%s: default channel %q, want %q", wp.Name, gp.DefaultChannel, wp.DefaultChannel)
+		}
+		if len(gp.Channels) != len(wp.Channels) {
+			t.Errorf("%s: %d channels, want %d", wp.Name, len(gp.Channels), len(wp.Channels))
+			continue
+		}
+		for i, wc := range wp.Channels {
+			gc := gp.Channels[i]
+			if gc.Name != wc.Name || gc.Head != wc.Head || !sameEntries(gc.Entries, wc.Entries) {
+				t.Errorf("%s: channel %s head %s entries %v, want %s head %s entries %v", wp.Name, gc.Name, gc.Head, gc.Entries, wc.Name, wc.Head, wc.Entries)
+			}
+		}
+	}
+	for _, wb := range want.Bundles() {
+		gb := got.BundleByCSV(wb.CSVName)
+		if gb == nil {
+			t.Errorf("bundle %s not fetched", wb.CSVName)
+			continue
+		}
+		if !gb.Version.EQ(wb.Version) || gb.Package != wb.Package || gb.Replaces != wb.Replaces ||
+			fmt.Sprint(gb.Dependencies) != fmt.Sprint(wb.Dependencies) || !reflect.DeepEqual(gb.OwnedCRDs, wb.OwnedCRDs) ||
+			!reflect.DeepEqual(gb.InstallModes, wb.InstallModes) || gb.MinKubeVersion != wb.MinKubeVersion {
+			t.Errorf("bundle %s fetched as\n%+v\nwant\n%+v", wb.CSVName, gb, wb)
+		}
+		gc, err := got.Content(gb)
+		if err != nil {
+			t.Errorf("bundle %s: %v", wb.CSVName, err)
+			continue
+		}
+		wc, _ := want.Content(wb)
+		if len(gc.CRDs) != len(wc.CRDs) || len(gc.Objects) != len(wc.Objects) ||
+			!reflect.DeepEqual(gc.CSV.Spec.InstallStrategy, wc.CSV.Spec.InstallStrategy) {
+			t.Errorf("bundle %s: %d CRDs, %d objects, want %d and %d (or its install strategy differs)",
+				wb.CSVName, len(gc.CRDs), len(gc.Objects), len(wc.CRDs), len(wc.Objects))
+		}
+	}
+
+	// The same catalog again: the same directory, nothing else left under root.
+	again, err := Fetch(context.Background(), addr, root, "", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again != dir {
+		t.Errorf("an unchanged catalog fetched into %s, then %s", dir, again)
+	}
+	if entries, _ := os.ReadDir(root); len(entries) != 1 {
+		t.Errorf("root holds %d entries after two fetches, want 1", len(entries))
+	}
+}
+
+func sameEntries(a, b []catalog.ChannelEntry) bool {
+	key := func(es []catalog.ChannelEntry) []string {
+		var out []string
+		for _, e := range es {
+			out = append(out, e.Name+"<"+e.Replaces+"|"+strings.Join(e.Skips, ",")+"|"+e.SkipRange.Raw)
+		}
+		slices.Sort(out)
+		return out
+	}
+	return slices.Equal(key(a), key(b))
+}
+
+// TestFetchNamesTheServer: no server at the address is an error naming it, within the
+// timeout; a previous catalog kept is not pruned.
+func TestFetchNamesTheServer(t *testing.T) {
+	root := t.TempDir()
+	keep := filepath.Join(root, "previous")
+	if err := os.MkdirAll(keep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Fetch(context.Background(), "127.0.0.1:1", root, keep, Options{Timeout: 3 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), "registry server 127.0.0.1:1") {
+		t.Fatalf("err = %v, want one naming the registry server", err)
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Errorf("the kept catalog was removed: %v", err)
+	}
+	if _, err := Fetch(context.Background(), "", root, "", Options{}); err == nil || !strings.Contains(err.Error(), "spec.address") {
+		t.Errorf("an empty address: %v", err)
+	}
+}
+
+// FuzzBundleBlob: whatever a registry server answers for a bundle (properties and
+// dependencies whose values are not JSON, objects of any bytes), its olm.bundle blob
+// encodes as JSON, names its bundle and package, and carries every object.
+func FuzzBundleBlob(f *testing.F) {
+	f.Add("etcd.v0.9.4", "etcd", "0.9.4", "olm.gvk", `{"group":"etcd.database.coreos.com","kind":"EtcdCluster","version":"v1beta2"}`,
+		"olm.package", `{"packageName":"dep","version":">=1.0.0"}`, `{"kind":"ClusterServiceVersion"}`)
+	f.Add("x", "p", "", "olm.package", "not json", "olm.gvk", "{", "\xff\x00")
+	f.Fuzz(func(t *testing.T, csv, pkg, version, propType, propValue, depType, depValue, object string) {
+		b := &api.Bundle{CsvName: csv, PackageName: pkg, Version: version,
+			Properties:   []*api.Property{{Type: propType, Value: propValue}},
+			Dependencies: []*api.Dependency{{Type: depType, Value: depValue}},
+			Object:       []string{object}}
+		out := bundleBlob(b)
+		data, err := json.Marshal(out)
+		if err != nil {
+			t.Fatalf("the blob does not encode: %v", err)
+		}
+		var back map[string]any
+		if err := json.Unmarshal(data, &back); err != nil {
+			t.Fatalf("the blob is not JSON: %v", err)
+		}
+		if out.Name != csv || out.Package != pkg {
+			t.Errorf("blob names %q of %q, want %q of %q", out.Name, out.Package, csv, pkg)
+		}
+		objects := 0
+		for _, p := range out.Properties {
+			if p.Type == "olm.bundle.object" {
+				objects++
+			}
+		}
+		if objects != 1 {
+			t.Errorf("%d olm.bundle.object properties, want 1", objects)
+		}
+	})
+}

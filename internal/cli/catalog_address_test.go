@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/operator-manager/operator-manager/internal/catalog"
+	"github.com/operator-manager/operator-manager/test/registryserver"
+)
+
+// TestCatalogVerbsReadRegistryServers: the inspecting verbs read what a registry server
+// (operator-registry's own, as `opm serve` runs it) serves with --address, as they read a
+// directory; a server that is not there is an error naming the address.
+func TestCatalogVerbsReadRegistryServers(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	cat, err := catalog.Load(sampleDir, catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fbc := t.TempDir()
+	if err := registryserver.WriteFBC(cat, fbc); err != nil {
+		t.Fatal(err)
+	}
+	addr, stop, err := registryserver.Serve(context.Background(), fbc, t.TempDir(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+
+	out, err := runCLI(t, "catalog", "list", "--address", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"cache-operator", "reloader-operator", "guard-operator", "backup-operator"} {
+		if !strings.Contains(out, p) {
+			t.Errorf("catalog list --address does not name %s:\n%s", p, out)
+		}
+	}
+	out, err = runCLI(t, "catalog", "validate", "--address", addr, "-o", "json")
+	if err != nil {
+		t.Fatalf("validate: %v\n%s", err, out)
+	}
+	var v struct{ Bundles, Loaded int }
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.Loaded != len(cat.Bundles()) || v.Bundles != v.Loaded {
+		t.Errorf("validate --address = %+v, want all %d bundles loaded", v, len(cat.Bundles()))
+	}
+	out, err = runCLI(t, "catalog", "show", "--address", addr, "cache-operator")
+	if err != nil || !strings.Contains(out, "cache-operator.v1.3.0") {
+		t.Errorf("show --address: %v\n%s", err, out)
+	}
+
+	if out, err := runCLI(t, "catalog", "list", "--address", "127.0.0.1:1"); err == nil || !strings.Contains(err.Error()+out, "registry server 127.0.0.1:1") {
+		t.Errorf("no server: err %v, out %s", err, out)
+	}
+	if _, err := runCLI(t, "catalog", "list", "--address", addr, "--image", "x/y:z"); err == nil {
+		t.Error("--address with --image accepted")
+	}
+}
