@@ -481,6 +481,47 @@ func TestRenderFBCRelatedImages(t *testing.T) {
 	compareCatalogs(t, cat, got)
 }
 
+// TestRenderFBCWithObjects: with its objects the rendered catalog carries every
+// manifest, so it loads to the same index as the directory and each bundle's content reads
+// from the catalog alone (no image source), with the same CSV, CRDs and other objects.
+func TestRenderFBCWithObjects(t *testing.T) {
+	cat := loadSample(t)
+	fbc, err := RenderFBCWithObjects(cat, fakeImage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	for n, data := range fbc {
+		if err := os.MkdirAll(filepath.Join(out, path.Dir(n)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(out, n), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := catalog.Load(out, catalog.Options{})
+	if err != nil || len(got.Rejections) > 0 {
+		t.Fatalf("%v %v", err, got.Rejections)
+	}
+	compareCatalogs(t, cat, got)
+	for _, b := range cat.Bundles() {
+		want, err := cat.Content(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		have, err := got.Content(got.BundleByCSV(b.CSVName))
+		if err != nil {
+			t.Errorf("bundle %s: %v", b.CSVName, err)
+			continue
+		}
+		if have.CSV.Name != want.CSV.Name || !reflect.DeepEqual(have.CSV.Spec.InstallStrategy, want.CSV.Spec.InstallStrategy) ||
+			len(have.CRDs) != len(want.CRDs) || len(have.Objects) != len(want.Objects) {
+			t.Errorf("bundle %s read back with CSV %s, %d CRDs, %d objects; want %s, %d, %d (or its install strategy differs)",
+				b.CSVName, have.CSV.Name, len(have.CRDs), len(have.Objects), want.CSV.Name, len(want.CRDs), len(want.Objects))
+		}
+	}
+}
+
 // TestPublishRefusesRejected: a catalog with a rejected bundle is not published unless
 // allowed, since the published catalog would silently lack it.
 func TestPublishRefusesRejected(t *testing.T) {

@@ -2,6 +2,7 @@ package imagecatalog
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -110,6 +111,18 @@ func CatalogFile(pkg string) string { return pkg + "/catalog.json" }
 // entries by descending version and bundles by ascending version, so the same catalog
 // always renders to the same bytes.
 func RenderFBC(cat *catalog.Catalog, imageFor func(*catalog.Bundle) string) (map[string][]byte, error) {
+	return render(cat, imageFor, false)
+}
+
+// RenderFBCWithObjects is RenderFBC with every bundle's manifests in the catalog too, one
+// olm.bundle.object property (the manifest as JSON) each, as `opm render` writes a bundle
+// it read: a catalog whose bundles install without their images being pulled, which
+// operator-registry serves whole (tests serve the sample catalog so).
+func RenderFBCWithObjects(cat *catalog.Catalog, imageFor func(*catalog.Bundle) string) (map[string][]byte, error) {
+	return render(cat, imageFor, true)
+}
+
+func render(cat *catalog.Catalog, imageFor func(*catalog.Bundle) string, objects bool) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	for _, p := range cat.Packages() {
 		var buf bytes.Buffer
@@ -130,6 +143,9 @@ func RenderFBC(cat *catalog.Catalog, imageFor func(*catalog.Bundle) string) (map
 		}
 		for _, b := range p.Bundles {
 			blob, err := renderBundle(cat, b, imageFor(b))
+			if err == nil && objects {
+				err = addObjects(cat, b, blob)
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -167,6 +183,32 @@ func renderBundle(cat *catalog.Catalog, b *catalog.Bundle, image string) (*fbcBu
 	add(catalog.PropCSVMetadata, meta)
 	blob.RelatedImages = related
 	return blob, nil
+}
+
+// addObjects adds each manifest of b (its CSV, CRDs and other objects) to its blob as an
+// olm.bundle.object property.
+func addObjects(cat *catalog.Catalog, b *catalog.Bundle, blob *fbcBundle) error {
+	bc, err := cat.Content(b)
+	if err != nil {
+		return err
+	}
+	csv := bc.CSV.DeepCopy()
+	csv.APIVersion, csv.Kind = v1alpha1.SchemeGroupVersion.String(), v1alpha1.ClusterServiceVersionKind
+	objects := []any{csv}
+	for _, o := range bc.CRDs {
+		objects = append(objects, o)
+	}
+	for _, o := range bc.Objects {
+		objects = append(objects, o)
+	}
+	for _, o := range objects {
+		data, err := json.Marshal(o)
+		if err != nil {
+			return fmt.Errorf("bundle %s: %w", b.Ref(), err)
+		}
+		blob.Properties = append(blob.Properties, fbcProperty{Type: "olm.bundle.object", Value: map[string]string{"data": base64.StdEncoding.EncodeToString(data)}})
+	}
+	return nil
 }
 
 // csvMetadataOf reads the olm.csv.metadata of a bundle and its related images

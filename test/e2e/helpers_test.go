@@ -200,3 +200,17 @@ func patchSub(t *testing.T, ns, name string, change func(*omv1.Subscription)) {
 		t.Fatal(err)
 	}
 }
+
+// patchOperatorGroup changes an OperatorGroup as a person would (a merge patch).
+func patchOperatorGroup(t *testing.T, ns, name string, change func(*omv1.OperatorGroup)) {
+	t.Helper()
+	og := &omv1.OperatorGroup{}
+	if err := k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: name}, og); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(og.DeepCopy())
+	change(og)
+	if err := k8s.Patch(ctx(), og, patch); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -238,15 +238,7 @@ spec: {package: cache-operator, version: 1.2.0, catalog: samples}
 	}
 
 	// The OperatorGroup changes: the installed operator follows.
-	og := &omv1.OperatorGroup{}
-	if err := k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "og"}, og); err != nil {
-		t.Fatal(err)
-	}
-	patch := client.MergeFrom(og.DeepCopy())
-	og.Spec.TargetNamespaces = []string{ns}
-	if err := k8s.Patch(ctx(), og, patch); err != nil {
-		t.Fatal(err)
-	}
+	patchOperatorGroup(t, ns, "og", func(og *omv1.OperatorGroup) { og.Spec.TargetNamespaces = []string{ns} })
 	eventually(t, time.Minute, "the operator re-rendered for the OperatorGroup's new targets", func() bool {
 		return deploymentTargets(t, ns, "cache-operator") == ns
 	}, func() string { return "watches " + deploymentTargets(t, ns, "cache-operator") })
@@ -586,15 +578,7 @@ spec: {name: scope-operator, source: test, sourceNamespace: `+ns+`}
 	}, func() string { return "watches " + watches() + "; " + describeSub(t, ns, "scope")() })
 
 	// targetNamespaces win over the selector.
-	og := &omv1.OperatorGroup{}
-	if err := k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "og"}, og); err != nil {
-		t.Fatal(err)
-	}
-	patch := client.MergeFrom(og.DeepCopy())
-	og.Spec.TargetNamespaces = []string{ns}
-	if err := k8s.Patch(ctx(), og, patch); err != nil {
-		t.Fatal(err)
-	}
+	patchOperatorGroup(t, ns, "og", func(og *omv1.OperatorGroup) { og.Spec.TargetNamespaces = []string{ns} })
 	eventually(t, time.Minute, "the named targetNamespaces taken over the selector", func() bool {
 		return watches() == ns && !roleIn(a)
 	}, func() string { return fmt.Sprintf("watches %q, Role in %s: %v", watches(), a, roleIn(a)) })

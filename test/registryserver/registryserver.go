@@ -6,8 +6,6 @@ package registryserver
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -20,108 +18,31 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/operator-manager/operator-manager/internal/catalog"
+	"github.com/operator-manager/operator-manager/internal/imagecatalog"
 )
 
-type blob struct {
-	Schema         string     `json:"schema"`
-	Name           string     `json:"name"`
-	Package        string     `json:"package,omitempty"`
-	DefaultChannel string     `json:"defaultChannel,omitempty"`
-	Image          string     `json:"image,omitempty"`
-	Entries        []entry    `json:"entries,omitempty"`
-	Properties     []property `json:"properties,omitempty"`
-}
-
-type entry struct {
-	Name      string   `json:"name"`
-	Replaces  string   `json:"replaces,omitempty"`
-	Skips     []string `json:"skips,omitempty"`
-	SkipRange string   `json:"skipRange,omitempty"`
-}
-
-type property struct {
-	Type  string `json:"type"`
-	Value any    `json:"value"`
-}
-
 // WriteFBC writes cat (read from any layout) into dir as the File-Based Catalog
-// operator-registry reads: per package, its olm.package, olm.channel and olm.bundle
-// blobs, each bundle's manifests as olm.bundle.object properties, its owned CRDs as
-// olm.gvk and its dependencies as olm.package.required and olm.gvk.required.
+// operator-registry reads, every bundle's manifests in it (imagecatalog.RenderFBCWithObjects),
+// so the server answers with them.
 func WriteFBC(cat *catalog.Catalog, dir string) error {
-	for _, p := range cat.Packages() {
-		blobs := []blob{{Schema: "olm.package", Name: p.Name, DefaultChannel: p.DefaultChannel}}
-		for _, ch := range p.Channels {
-			c := blob{Schema: "olm.channel", Name: ch.Name, Package: p.Name}
-			for _, e := range ch.Entries {
-				c.Entries = append(c.Entries, entry{Name: e.Name, Replaces: e.Replaces, Skips: e.Skips, SkipRange: e.SkipRange.Raw})
-			}
-			blobs = append(blobs, c)
+	files, err := imagecatalog.RenderFBCWithObjects(cat, func(b *catalog.Bundle) string {
+		if b.Image != "" {
+			return b.Image
 		}
-		for _, b := range p.Bundles {
-			bb, err := bundleBlob(cat, b)
-			if err != nil {
-				return err
-			}
-			blobs = append(blobs, bb)
-		}
-		var out []byte
-		for _, b := range blobs {
-			data, err := json.Marshal(b)
-			if err != nil {
-				return err
-			}
-			out = append(append(out, data...), '\n')
-		}
-		if err := os.MkdirAll(filepath.Join(dir, p.Name), 0o755); err != nil {
+		return "registry.example/bundles/" + b.CSVName
+	})
+	if err != nil {
+		return err
+	}
+	for name, data := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(dir, p.Name, "catalog.json"), out, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-func bundleBlob(cat *catalog.Catalog, b *catalog.Bundle) (blob, error) {
-	content, err := cat.Content(b)
-	if err != nil {
-		return blob{}, err
-	}
-	image := b.Image
-	if image == "" {
-		image = "registry.example/bundles/" + b.CSVName
-	}
-	out := blob{Schema: "olm.bundle", Name: b.CSVName, Package: b.Package, Image: image,
-		Properties: []property{{Type: "olm.package", Value: map[string]string{"packageName": b.Package, "version": b.Version.String()}}}}
-	for _, crd := range b.OwnedCRDs {
-		out.Properties = append(out.Properties, property{Type: "olm.gvk", Value: map[string]string{"group": crd.Group, "version": crd.Version, "kind": crd.Kind}})
-	}
-	for _, d := range b.Dependencies {
-		switch d.Type {
-		case catalog.DependencyPackage:
-			out.Properties = append(out.Properties, property{Type: "olm.package.required", Value: map[string]string{"packageName": d.Package, "versionRange": d.Versions.Raw}})
-		case catalog.DependencyGVK:
-			out.Properties = append(out.Properties, property{Type: "olm.gvk.required", Value: d.GVK})
-		}
-	}
-	csv := content.CSV.DeepCopy()
-	csv.APIVersion, csv.Kind = "operators.coreos.com/v1alpha1", "ClusterServiceVersion"
-	objects := []any{csv}
-	for _, o := range content.CRDs {
-		objects = append(objects, o)
-	}
-	for _, o := range content.Objects {
-		objects = append(objects, o)
-	}
-	for _, o := range objects {
-		data, err := json.Marshal(o)
-		if err != nil {
-			return blob{}, fmt.Errorf("bundle %s: %w", b.CSVName, err)
-		}
-		out.Properties = append(out.Properties, property{Type: "olm.bundle.object", Value: map[string]string{"data": base64.StdEncoding.EncodeToString(data)}})
-	}
-	return out, nil
 }
 
 // Serve serves the File-Based Catalog in fbcDir (its registry cache in cacheDir) at addr
