@@ -21,6 +21,7 @@ import (
 	"github.com/operator-manager/operator-manager/internal/catalog/grpcregistry"
 	"github.com/operator-manager/operator-manager/internal/catalog/remote"
 	"github.com/operator-manager/operator-manager/internal/controller/catalogsource"
+	"github.com/operator-manager/operator-manager/internal/ociparts"
 	"github.com/operator-manager/operator-manager/internal/registry"
 	"github.com/operator-manager/operator-manager/internal/spelling"
 )
@@ -118,14 +119,20 @@ func (s *catalogSource) client(cacheDir string) *remote.Client {
 }
 
 // loadAddress asks the registry server --address for its catalog, written into the
-// local cache as the manager writes it.
+// local cache as the manager writes it; bundles it lists without manifests are pulled
+// from their images when read, with the person's registry credentials.
 func (s *catalogSource) loadAddress(ctx context.Context) (*catalog.Catalog, error) {
+	o, err := s.registry.options()
+	if err != nil {
+		return nil, err
+	}
 	dir, err := grpcregistry.Fetch(ctx, s.address, filepath.Join(defaultCacheDir(), catalogsource.GRPCCatalogsSubdir, "cli", url.PathEscape(s.address)), "",
 		grpcregistry.Options{Timeout: remoteTimeout})
 	if err != nil {
 		return nil, err
 	}
-	return loadCatalog(dir)
+	return catalog.Load(dir, catalog.Options{Images: &registry.Bundles{Options: o,
+		Cache: ociparts.Layout{Dir: filepath.Join(defaultCacheDir(), catalogsource.BundleImagesSubdir)}}})
 }
 
 // load returns the catalog, the name to show for it, and the arguments after DIR.

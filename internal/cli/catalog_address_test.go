@@ -3,10 +3,16 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"log"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
+	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
+
 	"github.com/operator-manager/operator-manager/internal/catalog"
+	"github.com/operator-manager/operator-manager/internal/imagecatalog"
 	"github.com/operator-manager/operator-manager/test/registryserver"
 )
 
@@ -59,5 +65,50 @@ func TestCatalogVerbsReadRegistryServers(t *testing.T) {
 	}
 	if _, err := runCLI(t, "catalog", "list", "--address", addr, "--image", "x/y:z"); err == nil {
 		t.Error("--address with --image accepted")
+	}
+}
+
+// TestCatalogAddressPullsBundleImages: a registry server whose catalog names its bundles
+// by image only (as opm renders one, and OLM reads by unpacking the images) is read with
+// --address, and each bundle is pulled from its image when read: validate parses them all.
+func TestCatalogAddressPullsBundleImages(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	reg := httptest.NewServer(ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0))))
+	defer reg.Close()
+	pub, err := imagecatalog.Publish(context.Background(), sampleDir, strings.TrimPrefix(reg.URL, "http://")+"/om/catalog:v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	images := map[string]string{}
+	for _, b := range pub.Bundles {
+		images[b.CSV] = b.Image
+	}
+	cat, err := catalog.Load(sampleDir, catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := imagecatalog.RenderFBC(cat, func(b *catalog.Bundle) string { return images[b.CSVName] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	fbc := t.TempDir()
+	if err := registryserver.Write(files, fbc); err != nil {
+		t.Fatal(err)
+	}
+	addr, stop, err := registryserver.Serve(context.Background(), fbc, t.TempDir(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	out, err := runCLI(t, "catalog", "validate", "--address", addr, "-o", "json")
+	if err != nil {
+		t.Fatalf("validate: %v\n%s", err, out)
+	}
+	var v struct{ Bundles, Loaded int }
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.Loaded != len(cat.Bundles()) || v.Bundles != v.Loaded {
+		t.Errorf("validate --address of an image-only catalog = %+v, want all %d bundles pulled and loaded", v, len(cat.Bundles()))
 	}
 }

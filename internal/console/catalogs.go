@@ -24,6 +24,7 @@ import (
 	"github.com/operator-manager/operator-manager/internal/catalog/remote"
 	"github.com/operator-manager/operator-manager/internal/controller/catalogsource"
 	"github.com/operator-manager/operator-manager/internal/grants"
+	"github.com/operator-manager/operator-manager/internal/ociparts"
 	"github.com/operator-manager/operator-manager/internal/recommend"
 	"github.com/operator-manager/operator-manager/internal/registry"
 )
@@ -102,7 +103,8 @@ func (cc *catalogCache) load(ctx context.Context, id *identity, cs *omv1.Catalog
 }
 
 // read loads a catalog as the CLI reads one: a directory from its path, an HTTP catalog
-// from its URL, a catalog image from its registry (bundles pulled from their images).
+// from its URL, a catalog image from its registry (bundles pulled from their images), a
+// registry server from its address.
 func (cc *catalogCache) read(ctx context.Context, id *identity, cs *omv1.CatalogSource) (*catalog.Catalog, error) {
 	switch cs.Spec.Type() {
 	case omv1.SourceDirectory:
@@ -112,16 +114,10 @@ func (cc *catalogCache) read(ctx context.Context, id *identity, cs *omv1.Catalog
 					cs.Spec.Directory, cs.Namespace, cs.Name, err)}
 		}
 		return catalog.Load(cs.Spec.Directory, catalog.Options{})
-	case omv1.SourceGRPC:
-		dir, err := grpcregistry.Fetch(ctx, cs.Spec.Address, filepath.Join(cc.dir, catalogsource.GRPCCatalogsSubdir, cs.Namespace, cs.Name), "", grpcregistry.Options{})
-		if err != nil {
-			return nil, err
-		}
-		return catalog.Load(dir, catalog.Options{})
 	case omv1.SourceHTTP:
 		c := &remote.Client{BaseURL: cs.Spec.URL, CacheDir: filepath.Join(cc.dir, catalogsource.RemoteCacheSubdir), HTTP: &http.Client{Timeout: time.Minute}}
 		return c.Load(ctx)
-	case omv1.SourceImage:
+	case omv1.SourceImage, omv1.SourceGRPC:
 		o := registry.Options{UserAgent: "operator-manager-console", DefaultKeychain: id.namespace != ""}
 		if r := cs.Spec.Registry; r != nil {
 			o.Insecure, o.CABundle = r.Insecure, []byte(r.CABundle)
@@ -142,6 +138,16 @@ func (cc *catalogCache) read(ctx context.Context, id *identity, cs *omv1.Catalog
 				return nil, invalid("CatalogSource %s/%s: %v", cs.Namespace, cs.Name, err)
 			}
 			o.DockerConfig = data
+		}
+		if cs.Spec.Type() == omv1.SourceGRPC {
+			// A registry server: its catalog as the manager writes it, bundles listed
+			// without manifests pulled from their images as the person.
+			dir, err := grpcregistry.Fetch(ctx, cs.Spec.Address, filepath.Join(cc.dir, catalogsource.GRPCCatalogsSubdir, cs.Namespace, cs.Name), "", grpcregistry.Options{})
+			if err != nil {
+				return nil, err
+			}
+			return catalog.Load(dir, catalog.Options{Images: &registry.Bundles{Options: o,
+				Cache: ociparts.Layout{Dir: filepath.Join(cc.dir, catalogsource.BundleImagesSubdir)}}})
 		}
 		ref := cs.Spec.Image
 		if cs.Status.ResolvedImage != "" {

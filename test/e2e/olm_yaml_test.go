@@ -13,6 +13,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,6 +25,7 @@ import (
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
 	"github.com/operator-manager/operator-manager/internal/catalog"
+	"github.com/operator-manager/operator-manager/internal/imagecatalog"
 	"github.com/operator-manager/operator-manager/internal/migration"
 	"github.com/operator-manager/operator-manager/test/registryserver"
 )
@@ -661,5 +663,58 @@ spec: {package: cache-operator, channel: stable, version: 1.0.0, catalog: regist
 	eventually(t, time.Minute, "the CatalogSource reloaded with 1.2.0", ready(3), status)
 	patchSub(t, ns, "cache", func(s *omv1.Subscription) { s.Spec.Version = "" })
 	waitRunning(t, ns, "cache", "cache-operator.v1.2.0")
+	kubectl(t, "delete", "subscription", "cache", "-n", ns, "--wait=true")
+}
+
+// TestOLMCatalogSourceFromAddressImageBundles: a registry server whose catalog names its
+// bundles by image only (as opm renders catalogs; OLM unpacks the images): the manager
+// pulls the bundle from its image and installs it whole, its CRD and Deployment, not the
+// CSV the registry makes up from the metadata.
+func TestOLMCatalogSourceFromAddressImageBundles(t *testing.T) {
+	reg := newTestRegistry(t)
+	dir := catalogTree(t, "grpc-images", "cache-operator/1.0.0", "cache-operator/1.1.0")
+	pub := publish(t, dir, reg.host+"/grpc/catalog:v1")
+	images := map[string]string{}
+	for _, b := range pub.Bundles {
+		images[b.CSV] = b.Image
+	}
+	cat, err := catalog.Load(dir, catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := imagecatalog.RenderFBC(cat, func(b *catalog.Bundle) string { return images[b.CSVName] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	fbc := t.TempDir()
+	if err := registryserver.Write(files, fbc); err != nil {
+		t.Fatal(err)
+	}
+	addr, stop, err := registryserver.Serve(ctx(), fbc, t.TempDir(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	ns := "olm-address-images"
+	newNamespace(t, ns)
+	createStrict(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: CatalogSource
+metadata: {name: registry}
+spec: {sourceType: grpc, address: `+addr+`}
+`)
+	createStrict(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache}
+spec: {name: cache-operator, channel: stable, source: registry, sourceNamespace: `+ns+`}
+`)
+	waitRunning(t, ns, "cache", "cache-operator.v1.1.0")
+	if err := k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "cache-operator"}, &appsv1.Deployment{}); err != nil {
+		t.Errorf("the operator's Deployment: %v", err)
+	}
+	if err := k8s.Get(ctx(), client.ObjectKey{Name: "caches.cache.samples.operator-manager.domain"}, &apiextensionsv1.CustomResourceDefinition{}); err != nil {
+		t.Errorf("the operator's CRD: %v", err)
+	}
 	kubectl(t, "delete", "subscription", "cache", "-n", ns, "--wait=true")
 }

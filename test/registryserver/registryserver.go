@@ -34,6 +34,12 @@ func WriteFBC(cat *catalog.Catalog, dir string) error {
 	if err != nil {
 		return err
 	}
+	return Write(files, dir)
+}
+
+// Write writes the files of a rendered File-Based Catalog (imagecatalog.RenderFBC's
+// result: a path in the catalog to its content) into dir.
+func Write(files map[string][]byte, dir string) error {
 	for name, data := range files {
 		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
 			return err

@@ -152,7 +152,7 @@ func write(ctx context.Context, c api.RegistryClient, dir string) error {
 			}
 			b.Object, b.CsvJson = full.GetObject(), full.GetCsvJson()
 		}
-		data, err := json.Marshal(bundleBlob(b))
+		data, err := json.Marshal(bundleBlob(imageOnly(b)))
 		if err != nil {
 			return err
 		}
@@ -234,13 +234,21 @@ type property struct {
 // bundleBlob is the olm.bundle blob of one listed bundle: its properties (an olm.package
 // one added where the server sent none, the dependencies of an old SQLite index as the
 // required properties FBC names them), and its manifests as olm.bundle.object properties.
+// A bundle served without manifests keeps its image and olm.csv.metadata: the catalog
+// pulls it from the image when it is read.
 func bundleBlob(b *api.Bundle) blob {
 	out := blob{Schema: "olm.bundle", Name: b.GetCsvName(), Package: b.GetPackageName(), Image: b.GetBundlePath()}
+	objects := b.GetObject()
+	if len(objects) == 0 && b.GetCsvJson() != "" {
+		objects = []string{b.GetCsvJson()}
+	}
 	has := map[string]bool{}
 	for _, p := range b.GetProperties() {
-		switch p.GetType() {
-		case "olm.bundle.object", "olm.csv.metadata":
+		switch {
+		case p.GetType() == "olm.bundle.object":
 			continue // the manifests come whole below
+		case p.GetType() == "olm.csv.metadata" && len(objects) > 0:
+			continue // the CSV among them says it all
 		}
 		if !json.Valid([]byte(p.GetValue())) {
 			// Kept as a string so the catalog's own check names it with its bundle.
@@ -262,13 +270,77 @@ func bundleBlob(b *api.Bundle) blob {
 			}
 		}
 	}
-	objects := b.GetObject()
-	if len(objects) == 0 && b.GetCsvJson() != "" {
-		objects = []string{b.GetCsvJson()}
-	}
 	for _, o := range objects {
 		v, _ := json.Marshal(map[string]string{"data": base64.StdEncoding.EncodeToString([]byte(o))})
 		out.Properties = append(out.Properties, property{Type: "olm.bundle.object", Value: v})
+	}
+	return out
+}
+
+// imageOnly returns b with no manifests when they are not the bundle's own: a registry
+// serving an opm-rendered catalog (olm.csv.metadata, no olm.bundle.object) makes up a
+// CSV from that metadata, with no Deployments to install and no CRDs, where OLM would unpack
+// the bundle image. Such a CSV installs nothing, so it is kept only as the bundle's
+// olm.csv.metadata (what the index needs: install modes, minKubeVersion, owned and
+// required CRDs, annotations), and the manifests are pulled from the image when read.
+func imageOnly(b *api.Bundle) *api.Bundle {
+	if b.GetBundlePath() == "" {
+		return b
+	}
+	csv := b.GetCsvJson()
+	for _, o := range b.GetObject() {
+		var head struct {
+			Kind string `json:"kind"`
+		}
+		if json.Unmarshal([]byte(o), &head) == nil && head.Kind == "ClusterServiceVersion" {
+			csv = o
+		}
+	}
+	var c struct {
+		Metadata struct {
+			Annotations map[string]string `json:"annotations,omitempty"`
+			Labels      map[string]string `json:"labels,omitempty"`
+		} `json:"metadata"`
+		Spec map[string]json.RawMessage `json:"spec"`
+	}
+	if csv == "" || json.Unmarshal([]byte(csv), &c) != nil {
+		return b
+	}
+	var install struct {
+		Spec struct {
+			Deployments []json.RawMessage `json:"deployments"`
+		} `json:"spec"`
+	}
+	if raw, ok := c.Spec["install"]; ok && json.Unmarshal(raw, &install) == nil && len(install.Spec.Deployments) > 0 {
+		return b // a real CSV: the manifests are the bundle's
+	}
+	out := &api.Bundle{CsvName: b.GetCsvName(), PackageName: b.GetPackageName(), ChannelName: b.GetChannelName(),
+		BundlePath: b.GetBundlePath(), Version: b.GetVersion(), SkipRange: b.GetSkipRange(), Replaces: b.GetReplaces(),
+		Skips: b.GetSkips(), Dependencies: b.GetDependencies()}
+	meta := map[string]json.RawMessage{}
+	for k, v := range c.Spec {
+		switch k {
+		case "icon", "relatedImages", "install":
+			continue
+		case "apiservicedefinitions":
+			k = "apiServiceDefinitions" // opm's name, which the catalog reads
+		}
+		meta[k] = v
+	}
+	if len(c.Metadata.Annotations) > 0 {
+		meta["annotations"], _ = json.Marshal(c.Metadata.Annotations)
+	}
+	if len(c.Metadata.Labels) > 0 {
+		meta["labels"], _ = json.Marshal(c.Metadata.Labels)
+	}
+	hasMeta := false
+	for _, p := range b.GetProperties() {
+		hasMeta = hasMeta || p.GetType() == "olm.csv.metadata"
+		out.Properties = append(out.Properties, p)
+	}
+	if !hasMeta {
+		data, _ := json.Marshal(meta)
+		out.Properties = append(out.Properties, &api.Property{Type: "olm.csv.metadata", Value: string(data)})
 	}
 	return out
 }

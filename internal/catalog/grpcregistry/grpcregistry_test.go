@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,9 +15,13 @@ import (
 	"testing"
 	"time"
 
+	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
 	"github.com/operator-framework/operator-registry/pkg/api"
 
 	"github.com/operator-manager/operator-manager/internal/catalog"
+	"github.com/operator-manager/operator-manager/internal/imagecatalog"
+	"github.com/operator-manager/operator-manager/internal/ociparts"
+	"github.com/operator-manager/operator-manager/internal/registry"
 	"github.com/operator-manager/operator-manager/test/registryserver"
 )
 
@@ -151,18 +158,21 @@ func TestFetchNamesTheServer(t *testing.T) {
 }
 
 // FuzzBundleBlob: whatever a registry server answers for a bundle (properties and
-// dependencies whose values are not JSON, objects of any bytes), its olm.bundle blob
-// encodes as JSON, names its bundle and package, and carries every object.
+// dependencies whose values are not JSON, objects of any bytes, with or without an
+// image), its olm.bundle blob encodes as JSON, names its bundle and package, and carries
+// its object, or, for a made-up CSV of a bundle with an image, the image and an
+// olm.csv.metadata instead.
 func FuzzBundleBlob(f *testing.F) {
 	f.Add("etcd.v0.9.4", "etcd", "0.9.4", "olm.gvk", `{"group":"etcd.database.coreos.com","kind":"EtcdCluster","version":"v1beta2"}`,
 		"olm.package", `{"packageName":"dep","version":">=1.0.0"}`, `{"kind":"ClusterServiceVersion"}`)
 	f.Add("x", "p", "", "olm.package", "not json", "olm.gvk", "{", "\xff\x00")
+	f.Add("x", "p", "1.0.0", "olm.gvk", "{}", "olm.gvk", "{}", `{"kind":"ClusterServiceVersion","spec":{"installModes":[],"install":{"strategy":""}}}`)
 	f.Fuzz(func(t *testing.T, csv, pkg, version, propType, propValue, depType, depValue, object string) {
-		b := &api.Bundle{CsvName: csv, PackageName: pkg, Version: version,
+		b := &api.Bundle{CsvName: csv, PackageName: pkg, Version: version, BundlePath: "registry.example/b@sha256:0",
 			Properties:   []*api.Property{{Type: propType, Value: propValue}},
 			Dependencies: []*api.Dependency{{Type: depType, Value: depValue}},
 			Object:       []string{object}}
-		out := bundleBlob(b)
+		out := bundleBlob(imageOnly(b))
 		data, err := json.Marshal(out)
 		if err != nil {
 			t.Fatalf("the blob does not encode: %v", err)
@@ -174,14 +184,83 @@ func FuzzBundleBlob(f *testing.F) {
 		if out.Name != csv || out.Package != pkg {
 			t.Errorf("blob names %q of %q, want %q of %q", out.Name, out.Package, csv, pkg)
 		}
-		objects := 0
+		objects, meta := 0, 0
 		for _, p := range out.Properties {
-			if p.Type == "olm.bundle.object" {
+			switch p.Type {
+			case "olm.bundle.object":
 				objects++
+			case "olm.csv.metadata":
+				meta++
 			}
 		}
-		if objects != 1 {
-			t.Errorf("%d olm.bundle.object properties, want 1", objects)
+		if (objects != 1 || meta > 1) && (objects != 0 || meta == 0 || out.Image == "") {
+			t.Errorf("%d olm.bundle.object and %d olm.csv.metadata properties, image %q: want the object, or the image and metadata", objects, meta, out.Image)
 		}
 	})
+}
+
+// TestFetchImageOnlyBundles: a registry serving a catalog as opm renders one (bundles by
+// image, olm.csv.metadata, no manifests) makes up a CSV for each bundle from that
+// metadata, with no install strategy and no CRDs. Fetch does not take it for the bundle:
+// the index keeps the metadata (install modes, minKubeVersion, owned CRDs, dependencies)
+// and each bundle's manifests are pulled from its image when read, the same as the
+// directory's.
+func TestFetchImageOnlyBundles(t *testing.T) {
+	want, err := catalog.Load(filepath.Join("..", "..", "..", "samples", "catalog"), catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := httptest.NewServer(ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0))))
+	defer reg.Close()
+	pub, err := imagecatalog.Publish(context.Background(), filepath.Join("..", "..", "..", "samples", "catalog"), strings.TrimPrefix(reg.URL, "http://")+"/om/catalog:v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	images := map[string]string{}
+	for _, b := range pub.Bundles {
+		images[b.CSV] = b.Image
+	}
+	files, err := imagecatalog.RenderFBC(want, func(b *catalog.Bundle) string { return images[b.CSVName] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	fbc := t.TempDir()
+	if err := registryserver.Write(files, fbc); err != nil {
+		t.Fatal(err)
+	}
+	addr, stop, err := registryserver.Serve(context.Background(), fbc, t.TempDir(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	dir, err := Fetch(context.Background(), addr, t.TempDir(), "", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := catalog.Load(dir, catalog.Options{Images: &registry.Bundles{Cache: ociparts.Layout{Dir: t.TempDir()}}})
+	if err != nil || len(got.Rejections) > 0 {
+		t.Fatalf("%v %v", err, got.Rejections)
+	}
+	for _, wb := range want.Bundles() {
+		gb := got.BundleByCSV(wb.CSVName)
+		if gb == nil {
+			t.Errorf("bundle %s not fetched", wb.CSVName)
+			continue
+		}
+		if gb.Image != images[wb.CSVName] || !reflect.DeepEqual(gb.InstallModes, wb.InstallModes) || gb.MinKubeVersion != wb.MinKubeVersion ||
+			fmt.Sprint(gb.Dependencies) != fmt.Sprint(wb.Dependencies) || !reflect.DeepEqual(gb.OwnedCRDs, wb.OwnedCRDs) {
+			t.Errorf("bundle %s indexed as\n%+v\nwant\n%+v", wb.CSVName, gb, wb)
+		}
+		gc, err := got.Content(gb)
+		if err != nil {
+			t.Errorf("bundle %s: %v", wb.CSVName, err)
+			continue
+		}
+		wc, _ := want.Content(wb)
+		if len(gc.CRDs) != len(wc.CRDs) || len(gc.Objects) != len(wc.Objects) || len(gc.CSV.Spec.InstallStrategy.StrategySpec.DeploymentSpecs) == 0 ||
+			!reflect.DeepEqual(gc.CSV.Spec.InstallStrategy, wc.CSV.Spec.InstallStrategy) {
+			t.Errorf("bundle %s read with %d CRDs, %d objects, %d Deployments; want %d, %d and its install strategy",
+				wb.CSVName, len(gc.CRDs), len(gc.Objects), len(gc.CSV.Spec.InstallStrategy.StrategySpec.DeploymentSpecs), len(wc.CRDs), len(wc.Objects))
+		}
+	}
 }

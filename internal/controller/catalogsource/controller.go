@@ -63,6 +63,7 @@ type Reconciler struct {
 
 	remotes httpSources
 	images  imageSources
+	grpc    grpcPullers
 }
 
 func (r *Reconciler) reader() client.Reader {
@@ -211,7 +212,7 @@ func (r *Reconciler) load(ctx context.Context, key types.NamespacedName, cs *omv
 	switch cs.Spec.Type() {
 	case omv1.SourceGRPC:
 		r.remotes.forget(key)
-		return r.loadGRPC(ctx, key, cs.Spec.Address, prev)
+		return r.loadGRPC(ctx, key, cs, prev)
 	case omv1.SourceImage:
 		r.remotes.forget(key)
 		cat, resolved, changed, err := r.loadImage(ctx, key, cs, prev)
