@@ -80,3 +80,34 @@ func Serve(ctx context.Context, fbcDir, cacheDir, addr string) (string, func(), 
 		_ = store.Close()
 	}, nil
 }
+
+// DropRefused removes from the File-Based Catalog in fbcDir each package operator-registry
+// refuses to serve (its model validation is stricter than the catalog loader's: several
+// heads in a channel, for one), checking each package's directory on its own, and
+// returns why each was refused.
+func DropRefused(ctx context.Context, fbcDir, scratch string) (map[string]error, error) {
+	entries, err := os.ReadDir(fbcDir)
+	if err != nil {
+		return nil, err
+	}
+	refused := map[string]error{}
+	for i, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		store, err := cache.New(filepath.Join(scratch, fmt.Sprint(i)))
+		if err != nil {
+			return nil, err
+		}
+		err = cache.LoadOrRebuild(ctx, store, os.DirFS(filepath.Join(fbcDir, e.Name())))
+		_ = store.Close()
+		if err != nil {
+			refused[e.Name()] = err
+			if err := os.RemoveAll(filepath.Join(fbcDir, e.Name())); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return refused, nil
+}
+
