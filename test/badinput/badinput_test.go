@@ -98,6 +98,7 @@ import (
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
 	"github.com/operator-manager/operator-manager/internal/catalog"
 	"github.com/operator-manager/operator-manager/internal/controller/blueprint"
+	"github.com/operator-manager/operator-manager/test/harness"
 )
 
 // badCase is one bad input: run sets it up in its own namespace and checks the outcome.
@@ -954,12 +955,7 @@ func mustSub(t *testing.T, ns, name string) *omv1.Subscription {
 
 func patchSub(t *testing.T, ns, name string, edit func(*omv1.Subscription)) {
 	t.Helper()
-	sub := mustSub(t, ns, name)
-	patch := client.MergeFrom(sub.DeepCopy())
-	edit(sub)
-	if err := k8s.Patch(ctx(), sub, patch); err != nil {
-		t.Fatal(err)
-	}
+	harness.Patch(t, k8s, client.ObjectKey{Namespace: ns, Name: name}, &omv1.Subscription{}, edit)
 }
 
 // handCSV is a CSV of this project's group written by a person, with the given install.

@@ -23,6 +23,7 @@ import (
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
 	"github.com/operator-manager/operator-manager/internal/render"
 	"github.com/operator-manager/operator-manager/internal/testenv"
+	"github.com/operator-manager/operator-manager/test/harness"
 )
 
 func ctx() context.Context { return context.Background() }
@@ -193,24 +194,11 @@ func getCSV(t *testing.T, ns, name string) *omv1alpha1.ClusterServiceVersion {
 // patchSub changes a Subscription as a person would, with a merge patch.
 func patchSub(t *testing.T, ns, name string, change func(*omv1.Subscription)) {
 	t.Helper()
-	sub := getSub(t, ns, name)
-	patch := client.MergeFrom(sub.DeepCopy())
-	change(sub)
-	if err := k8s.Patch(ctx(), sub, patch); err != nil {
-		t.Fatal(err)
-	}
+	harness.Patch(t, k8s, client.ObjectKey{Namespace: ns, Name: name}, &omv1.Subscription{}, change)
 }
 
 // patchOperatorGroup changes an OperatorGroup as a person would (a merge patch).
 func patchOperatorGroup(t *testing.T, ns, name string, change func(*omv1.OperatorGroup)) {
 	t.Helper()
-	og := &omv1.OperatorGroup{}
-	if err := k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: name}, og); err != nil {
-		t.Fatal(err)
-	}
-	patch := client.MergeFrom(og.DeepCopy())
-	change(og)
-	if err := k8s.Patch(ctx(), og, patch); err != nil {
-		t.Fatal(err)
-	}
+	harness.Patch(t, k8s, client.ObjectKey{Namespace: ns, Name: name}, &omv1.OperatorGroup{}, change)
 }

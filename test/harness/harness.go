@@ -328,6 +328,20 @@ func Eventually(t testing.TB, timeout, interval time.Duration, what string, cond
 	}
 }
 
+// Patch reads the object at key into obj, applies change and sends what changed as a
+// merge patch, as a person editing it would; a failure fails the test.
+func Patch[T client.Object](t testing.TB, c client.Client, key client.ObjectKey, obj T, change func(T)) {
+	t.Helper()
+	if err := c.Get(context.Background(), key, obj); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
+	change(obj)
+	if err := c.Patch(context.Background(), obj, patch); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // WatchOwnNamespace makes a Subscription that names no target namespaces watch only its
 // own, for suites that install one package in many namespaces at once: installations of
 // a package side by side must not overlap, so two watching all namespaces (the default

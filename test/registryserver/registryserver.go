@@ -110,4 +110,3 @@ func DropRefused(ctx context.Context, fbcDir, scratch string) (map[string]error,
 	}
 	return refused, nil
 }
-
