@@ -20,6 +20,8 @@ import (
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
+	"github.com/operator-manager/operator-manager/internal/operatorgroup"
+	"github.com/operator-manager/operator-manager/internal/render"
 	"github.com/operator-manager/operator-manager/internal/upgradewindow"
 )
 
@@ -640,6 +642,23 @@ type statusDoc struct {
 	// CRDs are the CRDs the running version owns, each with every installation that
 	// provides it (`status` only).
 	CRDs []crdProviders `json:"crds,omitempty"`
+	// Watches is what the running operator watches (`status` only).
+	Watches *watches `json:"watches,omitempty"`
+}
+
+// watches is what a running operator watches: the namespaces its Subscription names, or
+// its namespace's OperatorGroup's (named, or selected by label), as the CSV's install
+// modes take them.
+type watches struct {
+	// AllNamespaces is true when it watches every namespace.
+	AllNamespaces bool     `json:"allNamespaces,omitempty"`
+	Namespaces    []string `json:"namespaces,omitempty"`
+	// OperatorGroup names the OperatorGroup the namespaces come from; empty when the
+	// Subscription names them or neither does.
+	OperatorGroup string `json:"operatorGroup,omitempty"`
+	// Error says why it cannot be told (an OperatorGroup that gives no answer, a read
+	// refused).
+	Error string `json:"error,omitempty"`
 }
 
 // crdProviders is one CRD and the installations recorded on it as providing it.
@@ -652,12 +671,8 @@ type crdProviders struct {
 }
 
 // sharedCRDs reads the CRDs the installed CSV owns and who provides each.
-func sharedCRDs(ctx context.Context, c client.Client, sub *omv1.Subscription) []crdProviders {
-	if sub.Status.InstalledCSV == "" {
-		return nil
-	}
-	csv := &omv1alpha1.ClusterServiceVersion{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: sub.Namespace, Name: sub.Status.InstalledCSV}, csv); err != nil {
+func sharedCRDs(ctx context.Context, c client.Client, csv *omv1alpha1.ClusterServiceVersion) []crdProviders {
+	if csv == nil {
 		return nil
 	}
 	var out []crdProviders
@@ -676,6 +691,56 @@ func sharedCRDs(ctx context.Context, c client.Client, sub *omv1.Subscription) []
 		out = append(out, row)
 	}
 	return out
+}
+
+// installedCSV reads the CSV sub runs; nil when none runs or it cannot be read.
+func installedCSV(ctx context.Context, c client.Client, sub *omv1.Subscription) *omv1alpha1.ClusterServiceVersion {
+	if sub.Status.InstalledCSV == "" {
+		return nil
+	}
+	csv := &omv1alpha1.ClusterServiceVersion{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: sub.Namespace, Name: sub.Status.InstalledCSV}, csv); err != nil {
+		return nil
+	}
+	return csv
+}
+
+// watching tells what the running csv of sub watches, as the manager renders it: the
+// Subscription's targets, else its OperatorGroup's (a selector resolved now), taken by
+// the CSV's install modes.
+func watching(ctx context.Context, c client.Client, sub *omv1.Subscription, csv *omv1alpha1.ClusterServiceVersion) *watches {
+	if csv == nil {
+		return nil
+	}
+	s, w := sub.DeepCopy(), &watches{}
+	if len(s.Spec.TargetNamespaces) == 0 {
+		og, err := operatorgroup.Of(ctx, c, s.Namespace)
+		if err != nil {
+			return &watches{Error: err.Error()}
+		}
+		if operatorgroup.Apply(s, og) && len(s.Spec.TargetNamespaces) > 0 {
+			w.OperatorGroup = og.Name
+		}
+	}
+	targets, err := render.TargetNamespaces(csv.Spec.InstallModes, s.Namespace, s.Spec.TargetNamespaces)
+	if err != nil {
+		return &watches{Error: err.Error()}
+	}
+	w.AllNamespaces, w.Namespaces = targets == nil, targets
+	return w
+}
+
+// describeWatches is the status line of w.
+func describeWatches(w *watches) string {
+	switch {
+	case w.Error != "":
+		return "cannot tell: " + w.Error
+	case w.AllNamespaces:
+		return "all namespaces"
+	case w.OperatorGroup != "":
+		return strings.Join(w.Namespaces, ", ") + " (from OperatorGroup " + w.OperatorGroup + ")"
+	}
+	return strings.Join(w.Namespaces, ", ")
 }
 
 // installation reads the installation key as it is now; what is not there is left out.
@@ -711,7 +776,9 @@ func newStatusCmd(g *globals) *cobra.Command {
 			if err := c.Get(cmd.Context(), key, bp); err == nil {
 				doc.Blueprint = bp
 			}
-			doc.CRDs = sharedCRDs(cmd.Context(), c, doc.Subscription)
+			csv := installedCSV(cmd.Context(), c, doc.Subscription)
+			doc.CRDs = sharedCRDs(cmd.Context(), c, csv)
+			doc.Watches = watching(cmd.Context(), c, doc.Subscription, csv)
 			return out.print(cmd.OutOrStdout(), doc, func(tw *tabwriter.Writer) { printStatus(tw, doc) })
 		},
 	}
@@ -740,6 +807,9 @@ func printStatus(w io.Writer, doc statusDoc) {
 	}
 	if ref := s.Status.InstallPlanRef; ref != nil {
 		fmt.Fprintf(w, "InstallPlan:\t%s\n", ref.Name)
+	}
+	if doc.Watches != nil {
+		fmt.Fprintf(w, "Watches:\t%s\n", describeWatches(doc.Watches))
 	}
 	if len(s.Spec.UpgradeWindows) > 0 {
 		fmt.Fprintf(w, "Upgrade windows:\t%s\n", describeWindows(s.Spec.UpgradeWindows, time.Now()))

@@ -114,3 +114,27 @@ func TestParseWindows(t *testing.T) {
 		}
 	}
 }
+
+func TestDescribeWatches(t *testing.T) {
+	for _, tc := range []struct {
+		w    watches
+		want string
+	}{
+		{watches{AllNamespaces: true}, "all namespaces"},
+		{watches{Namespaces: []string{"a", "b"}, OperatorGroup: "og"}, "a, b (from OperatorGroup og)"},
+		{watches{Namespaces: []string{"ns"}}, "ns"},
+		{watches{Error: "OperatorGroup ns/og selects no namespace"}, "cannot tell: OperatorGroup ns/og selects no namespace"},
+	} {
+		if got := describeWatches(&tc.w); got != tc.want {
+			t.Errorf("describeWatches(%+v) = %q, want %q", tc.w, got, tc.want)
+		}
+	}
+	var buf bytes.Buffer
+	tw := tabwriter.NewWriter(&buf, 0, 4, 2, ' ', 0)
+	s := &omv1.Subscription{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "x"}}
+	printStatus(tw, statusDoc{Subscription: s, Watches: &watches{Namespaces: []string{"a"}, OperatorGroup: "og"}})
+	_ = tw.Flush()
+	if !strings.Contains(strings.Join(strings.Fields(buf.String()), " "), "Watches: a (from OperatorGroup og)") {
+		t.Errorf("status lacks what it watches:\n%s", buf.String())
+	}
+}

@@ -555,6 +555,9 @@ spec: {name: scope-operator, source: test, sourceNamespace: `+ns+`}
 	eventually(t, time.Minute, "the operator re-rendered for the newly selected namespace", func() bool {
 		return watches() == a+","+b && roleIn(b)
 	}, func() string { return fmt.Sprintf("watches %q, Role in %s: %v", watches(), b, roleIn(b)) })
+	if out, err := cli("status", "scope", "-n", ns); err != nil || !strings.Contains(strings.Join(strings.Fields(out), " "), "Watches: "+a+", "+b+" (from OperatorGroup og)") {
+		t.Errorf("status does not say what the operator watches: %v\n%s", err, out)
+	}
 
 	// One labelled out: no longer watched, its Role removed.
 	label(a, false)
