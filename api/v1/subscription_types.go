@@ -233,6 +233,13 @@ type UninstallPolicy struct {
 
 // SubscriptionConfig overrides the operator's Deployments, as OLM's does.
 type SubscriptionConfig struct {
+	// Selector limits the overrides to the Deployments whose pod template labels it
+	// selects; without it they apply to every Deployment of the operator. OLM accepts
+	// this field and ignores it (operator-framework/operator-lifecycle-manager#1794);
+	// here it is honoured.
+	// +optional
+	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+
 	// Env is added to (or replaces by name in) every container.
 	// +listType=map
 	// +listMapKey=name

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -312,7 +313,17 @@ func deployment(in Input, om metav1.ObjectMeta, d olm.StrategyDeploymentSpec) (*
 	ann := map[string]string{AnnotationTargetNamespaces: targets, AnnotationOperatorNamespace: in.Namespace}
 	om.Annotations = mergeMaps(om.Annotations, ann)
 	spec.Template.Annotations = mergeMaps(spec.Template.Annotations, ann)
-	if c := in.Config; c != nil {
+	c := in.Config
+	if c != nil && c.Selector != nil {
+		sel, err := metav1.LabelSelectorAsSelector(c.Selector)
+		if err != nil {
+			return nil, fmt.Errorf("the Subscription's spec.config.selector: %w", err)
+		}
+		if !sel.Matches(labels.Set(spec.Template.Labels)) {
+			c = nil // not one of the Deployments the overrides are for
+		}
+	}
+	if c != nil {
 		pod := &spec.Template.Spec
 		for i := range pod.Containers {
 			ctr := &pod.Containers[i]

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -460,5 +461,54 @@ func TestRenderOLMConfigOverrides(t *testing.T) {
 	}
 	if len(c.CSV.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec.Template.Spec.Volumes) != 1 || len(pod.Containers[0].EnvFrom) != 1 {
 		t.Error("Render modified its input")
+	}
+}
+
+// TestRenderConfigSelector: spec.config.selector limits the overrides to the Deployments
+// whose pod template labels it selects (OLM ignores it and overrides every Deployment);
+// a selector that cannot be read is an error naming the field.
+func TestRenderConfigSelector(t *testing.T) {
+	c := sampleContent(t, "cache-operator.v1.2.0")
+	spec := c.CSV.Spec.DeepCopy()
+	second := *spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].DeepCopy()
+	second.Name = "cache-metrics"
+	second.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "cache-metrics"}}
+	second.Spec.Template.Labels = map[string]string{"app": "cache-metrics"}
+	spec.InstallStrategy.StrategySpec.DeploymentSpecs = append(spec.InstallStrategy.StrategySpec.DeploymentSpecs, second)
+	first := spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec.Template.Labels
+	overridden := func(cfg *omv1.SubscriptionConfig) (map[string]bool, error) {
+		objs, err := Render(Input{Namespace: "ops", CSVName: c.CSV.Name, Package: "cache-operator", Spec: spec, TargetNamespaces: []string{"ops"}, Config: cfg})
+		if err != nil {
+			return nil, err
+		}
+		out := map[string]bool{}
+		for _, d := range objs.Deployments {
+			out[d.Name] = d.Spec.Template.Spec.NodeSelector["pool"] == "ops" && d.Annotations["team"] == "a"
+		}
+		return out, nil
+	}
+	cfg := &omv1.SubscriptionConfig{NodeSelector: map[string]string{"pool": "ops"}, Annotations: map[string]string{"team": "a"}}
+	for _, tc := range []struct {
+		name string
+		sel  *metav1.LabelSelector
+		want map[string]bool
+	}{
+		{"no selector: every Deployment", nil, map[string]bool{"cache-operator": true, "cache-metrics": true}},
+		{"the metrics Deployment only", &metav1.LabelSelector{MatchLabels: map[string]string{"app": "cache-metrics"}}, map[string]bool{"cache-operator": false, "cache-metrics": true}},
+		{"the first only", &metav1.LabelSelector{MatchLabels: first}, map[string]bool{"cache-operator": true, "cache-metrics": false}},
+		{"none", &metav1.LabelSelector{MatchLabels: map[string]string{"app": "other"}}, map[string]bool{"cache-operator": false, "cache-metrics": false}},
+	} {
+		cfg.Selector = tc.sel
+		got, err := overridden(cfg)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: overridden %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	cfg.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Sometimes"}}}
+	if _, err := overridden(cfg); err == nil || !strings.Contains(err.Error(), "spec.config.selector") {
+		t.Errorf("an unreadable selector: %v", err)
 	}
 }

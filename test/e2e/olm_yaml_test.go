@@ -80,6 +80,7 @@ spec:
   startingCSV: cache-operator.v1.0.0
   installPlanApproval: Manual
   config:
+    selector: {matchLabels: {app.kubernetes.io/name: cache-operator}}
     envFrom: [{configMapRef: {name: proxy-env, optional: true}}]
     annotations: {cost-center: "42"}
 `)
