@@ -25,15 +25,7 @@ func TestCatalogVerbsReadRegistryServers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fbc := t.TempDir()
-	if err := registryserver.WriteFBC(cat, fbc); err != nil {
-		t.Fatal(err)
-	}
-	addr, stop, err := registryserver.Serve(context.Background(), fbc, t.TempDir(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	addr := registryserver.ServeCatalog(t, cat)
 
 	out, err := runCLI(t, "catalog", "list", "--address", addr)
 	if err != nil {
@@ -79,27 +71,11 @@ func TestCatalogAddressPullsBundleImages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	images := map[string]string{}
-	for _, b := range pub.Bundles {
-		images[b.CSV] = b.Image
-	}
 	cat, err := catalog.Load(sampleDir, catalog.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := imagecatalog.RenderFBC(cat, func(b *catalog.Bundle) string { return images[b.CSVName] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	fbc := t.TempDir()
-	if err := registryserver.Write(files, fbc); err != nil {
-		t.Fatal(err)
-	}
-	addr, stop, err := registryserver.Serve(context.Background(), fbc, t.TempDir(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	addr := registryserver.ServeImageOnly(t, cat, registryserver.Images(pub))
 	out, err := runCLI(t, "catalog", "validate", "--address", addr, "-o", "json")
 	if err != nil {
 		t.Fatalf("validate: %v\n%s", err, out)

@@ -465,16 +465,7 @@ func TestRenderFBCRelatedImages(t *testing.T) {
 	if !bytes.Contains(fbc["reloader-operator/catalog.json"], []byte(want)) {
 		t.Errorf("reloader-operator/catalog.json lacks the related images:\n%s", fbc["reloader-operator/catalog.json"])
 	}
-	out := t.TempDir()
-	for n, data := range fbc {
-		if err := os.MkdirAll(filepath.Join(out, path.Dir(n)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(out, n), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got, err := catalog.Load(out, catalog.Options{})
+	got, err := catalog.Load(writeFiles(t, fbc), catalog.Options{})
 	if err != nil || len(got.Rejections) > 0 {
 		t.Fatalf("%v %v", err, got.Rejections)
 	}
@@ -490,16 +481,7 @@ func TestRenderFBCWithObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := t.TempDir()
-	for n, data := range fbc {
-		if err := os.MkdirAll(filepath.Join(out, path.Dir(n)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(out, n), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got, err := catalog.Load(out, catalog.Options{})
+	got, err := catalog.Load(writeFiles(t, fbc), catalog.Options{})
 	if err != nil || len(got.Rejections) > 0 {
 		t.Fatalf("%v %v", err, got.Rejections)
 	}
@@ -582,4 +564,20 @@ func copyDir(t *testing.T, from, to string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// writeFiles writes rendered catalog files (a path in the catalog to its content) into a
+// new directory and returns it.
+func writeFiles(t *testing.T, files map[string][]byte) string {
+	t.Helper()
+	out := t.TempDir()
+	for n, data := range files {
+		if err := os.MkdirAll(filepath.Join(out, path.Dir(n)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(out, n), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
 }

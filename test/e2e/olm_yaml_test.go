@@ -25,7 +25,6 @@ import (
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
 	"github.com/operator-manager/operator-manager/internal/catalog"
-	"github.com/operator-manager/operator-manager/internal/imagecatalog"
 	"github.com/operator-manager/operator-manager/internal/migration"
 	"github.com/operator-manager/operator-manager/test/registryserver"
 )
@@ -678,27 +677,11 @@ func TestOLMCatalogSourceFromAddressImageBundles(t *testing.T) {
 	reg := newTestRegistry(t)
 	dir := catalogTree(t, "grpc-images", "cache-operator/1.0.0", "cache-operator/1.1.0")
 	pub := publish(t, dir, reg.host+"/grpc/catalog:v1")
-	images := map[string]string{}
-	for _, b := range pub.Bundles {
-		images[b.CSV] = b.Image
-	}
 	cat, err := catalog.Load(dir, catalog.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := imagecatalog.RenderFBC(cat, func(b *catalog.Bundle) string { return images[b.CSVName] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	fbc := t.TempDir()
-	if err := registryserver.Write(files, fbc); err != nil {
-		t.Fatal(err)
-	}
-	addr, stop, err := registryserver.Serve(ctx(), fbc, t.TempDir(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
+	addr := registryserver.ServeImageOnly(t, cat, registryserver.Images(pub))
 	ns := "olm-address-images"
 	newNamespace(t, ns)
 	createStrict(t, ns, `

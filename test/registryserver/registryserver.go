@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"testing"
 
 	"github.com/operator-framework/operator-registry/pkg/api"
 	"github.com/operator-framework/operator-registry/pkg/cache"
@@ -109,4 +110,50 @@ func DropRefused(ctx context.Context, fbcDir, scratch string) (map[string]error,
 		}
 	}
 	return refused, nil
+}
+
+// ServeCatalog serves cat with every bundle's manifests in it (WriteFBC) on a free port
+// until the test ends, and returns the address.
+func ServeCatalog(t testing.TB, cat *catalog.Catalog) string {
+	t.Helper()
+	fbc := t.TempDir()
+	if err := WriteFBC(cat, fbc); err != nil {
+		t.Fatal(err)
+	}
+	return serve(t, fbc)
+}
+
+// ServeImageOnly serves cat as opm renders a catalog (imagecatalog.RenderFBC): each bundle
+// by its image, images[CSV name], with olm.csv.metadata and no manifests, on a free port
+// until the test ends, and returns the address.
+func ServeImageOnly(t testing.TB, cat *catalog.Catalog, images map[string]string) string {
+	t.Helper()
+	files, err := imagecatalog.RenderFBC(cat, func(b *catalog.Bundle) string { return images[b.CSVName] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	fbc := t.TempDir()
+	if err := Write(files, fbc); err != nil {
+		t.Fatal(err)
+	}
+	return serve(t, fbc)
+}
+
+// Images maps each bundle of a published catalog, by CSV name, to its image.
+func Images(pub *imagecatalog.Published) map[string]string {
+	images := map[string]string{}
+	for _, b := range pub.Bundles {
+		images[b.CSV] = b.Image
+	}
+	return images
+}
+
+func serve(t testing.TB, fbc string) string {
+	t.Helper()
+	addr, stop, err := Serve(context.Background(), fbc, t.TempDir(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return addr
 }

@@ -33,16 +33,7 @@ func serveSamples(t *testing.T) (*catalog.Catalog, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fbc := t.TempDir()
-	if err := registryserver.WriteFBC(want, fbc); err != nil {
-		t.Fatal(err)
-	}
-	addr, stop, err := registryserver.Serve(context.Background(), fbc, t.TempDir(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
-	return want, addr
+	return want, registryserver.ServeCatalog(t, want)
 }
 
 // TestFetchReadsWhatTheRegistryServes: the sample catalog served by operator-registry and
@@ -216,23 +207,8 @@ func TestFetchImageOnlyBundles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	images := map[string]string{}
-	for _, b := range pub.Bundles {
-		images[b.CSV] = b.Image
-	}
-	files, err := imagecatalog.RenderFBC(want, func(b *catalog.Bundle) string { return images[b.CSVName] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	fbc := t.TempDir()
-	if err := registryserver.Write(files, fbc); err != nil {
-		t.Fatal(err)
-	}
-	addr, stop, err := registryserver.Serve(context.Background(), fbc, t.TempDir(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	images := registryserver.Images(pub)
+	addr := registryserver.ServeImageOnly(t, want, images)
 	dir, err := Fetch(context.Background(), addr, t.TempDir(), "", Options{})
 	if err != nil {
 		t.Fatal(err)
