@@ -562,7 +562,8 @@ func TestInstallationDetail(t *testing.T) {
 		t.Fatal(err)
 	}
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cache-operator"}, Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](2),
-		Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: podSpec}}}
+		Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels,
+			Annotations: map[string]string{"olm.targetNamespaces": ns + ",apps"}}, Spec: podSpec}}}
 	if err := k8s.Create(ctx, dep); err != nil {
 		t.Fatal(err)
 	}
@@ -605,6 +606,7 @@ func TestInstallationDetail(t *testing.T) {
 			Deployments                                         []struct {
 				Name                               string
 				Desired, Updated, Ready, Available int32
+				Watches                            *string
 			}
 			Pods []struct {
 				Name, Phase, Reason string
@@ -633,6 +635,7 @@ func TestInstallationDetail(t *testing.T) {
 		t.Errorf("health = %+v (deadline want %s)", h, wantDeadline)
 	}
 	if len(h.Deployments) != 1 || h.Deployments[0].Name != "cache-operator" || h.Deployments[0].Desired != 2 || h.Deployments[0].Ready != 1 ||
+		h.Deployments[0].Watches == nil || *h.Deployments[0].Watches != ns+",apps" ||
 		len(h.Pods) != 1 || h.Pods[0].Name != "cache-operator-1" || h.Pods[0].Ready || h.Pods[0].Reason != "ImagePullBackOff" {
 		t.Errorf("deployments %+v, pods %+v", h.Deployments, h.Pods)
 	}

@@ -24,6 +24,7 @@ import (
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
 	"github.com/operator-manager/operator-manager/internal/controller/blueprint"
+	"github.com/operator-manager/operator-manager/internal/render"
 	"github.com/operator-manager/operator-manager/internal/revisionstore"
 )
 
@@ -398,6 +399,10 @@ type deploymentBody struct {
 	Updated   int32  `json:"updated"`
 	Ready     int32  `json:"ready"`
 	Available int32  `json:"available"`
+	// Watches is the namespaces the operator was rendered to watch (its pod template's
+	// olm.targetNamespaces, comma separated; "" for all namespaces); absent when the
+	// Deployment could not be read.
+	Watches *string `json:"watches,omitempty"`
 }
 
 type podBody struct {
@@ -515,6 +520,8 @@ func healthOf(ctx context.Context, id *identity, sub *omv1.Subscription, bp *omv
 				db := deploymentBody{Name: d.Name}
 				if err := id.c.Get(ctx, client.ObjectKey{Namespace: bp.Namespace, Name: d.Name}, dep); err == nil {
 					db.Desired, db.Updated, db.Ready, db.Available = 1, dep.Status.UpdatedReplicas, dep.Status.ReadyReplicas, dep.Status.AvailableReplicas
+					watches := dep.Spec.Template.Annotations[render.AnnotationTargetNamespaces]
+					db.Watches = &watches
 					if dep.Spec.Replicas != nil {
 						db.Desired = *dep.Spec.Replicas
 					}

@@ -103,6 +103,11 @@ func TestConsole(t *testing.T) {
 	b.do("wait for the install to succeed", 3*time.Minute, b.untilFor(3*time.Minute,
 		`document.querySelector('#inst-phase').textContent.trim() === 'Succeeded' &&
 		 !!document.querySelector('#timeline-rows tr[data-revision="1"][data-outcome="Succeeded"]')`))
+	// When it may upgrade (no windows: any time) and what the operator was rendered to watch.
+	b.do("its upgrade windows and what it watches", 30*time.Second, b.until(
+		`document.querySelector('#inst-windows').textContent === 'any time' &&
+		 !!document.querySelector('#health-deployments td.c-watches') &&
+		 !['', '–'].includes(document.querySelector('#health-deployments td.c-watches').textContent)`))
 
 	// The installed list, updated live: pause and resume from outside the browser and see
 	// the row change in place, with no reload.

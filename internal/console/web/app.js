@@ -31,12 +31,12 @@
 //                .c-pending; #installed-count
 //   #/installations/NS/NAME
 //                #inst-title, #inst-phase, #inst-ready, #inst-version, #inst-pending,
-//                #inst-paused, #inst-gone (shown once the Subscription is deleted);
+//                #inst-paused, #inst-windows, #inst-gone (shown once the Subscription is deleted);
 //                actions #action-approve, #upgrade-version (select of CSVs),
 //                #action-upgrade, #upgrade-hint (why no versions), #rollback-revision (select of succeeded revisions),
 //                #action-rollback, #action-pause, #action-resume, #action-uninstall;
 //                #health (#health-phase, #health-waiting, #health-timeleft,
-//                #health-deployments, #health-pods), #preflight, #dependencies,
+//                #health-deployments with td.c-watches, #health-pods), #preflight, #dependencies,
 //                #dependents, #events; #preflight > p[data-status="passed"|"blocked"];
 //                #timeline, #timeline-rows with tr[data-revision=N][data-outcome=O]
 //                (data-testid="revision-N"), cells td.c-revision, .c-trigger, .c-csv,
@@ -791,7 +791,8 @@
           h('dt', null, 'Phase'), h('dd', { id: 'inst-phase', 'data-testid': 'inst-phase' }, '…'),
           h('dt', null, 'Ready'), h('dd', { id: 'inst-ready' }, '…'),
           h('dt', null, 'Pending approval'), h('dd', { id: 'inst-pending' }, '–'),
-          h('dt', null, 'Paused'), h('dd', { id: 'inst-paused' }, '–'))),
+          h('dt', null, 'Paused'), h('dd', { id: 'inst-paused' }, '–'),
+          h('dt', null, 'Upgrade windows'), h('dd', { id: 'inst-windows' }, '–'))),
       h('p', { id: 'inst-gone', class: 'gone', hidden: true, 'data-testid': 'inst-gone' }, 'This installation is gone: its Subscription was deleted.'),
       actions,
       h('div', { class: 'inst-layout' },
@@ -854,6 +855,12 @@
 
     const fillDetail = (d) => {
       fillRow(d.row);
+      // When upgrades may start: the Subscription's windows, as written (the Ready
+      // message says when a held upgrade's next window opens).
+      const windows = (d.subscription && d.subscription.spec && d.subscription.spec.upgradeWindows) || [];
+      setText($('#inst-windows'), windows.length
+        ? windows.map((w) => `"${w.schedule}" for ${w.duration} (${w.timeZone || 'UTC'})`).join(', ')
+        : 'any time');
       for (const b of actions.querySelectorAll('button,select')) b.disabled = false;
       $('#inst-gone').hidden = true;
       // the timeline
@@ -913,9 +920,10 @@
             h('dt', null, 'Time left'), h('dd', { id: 'health-timeleft' }, deadline ? fmtLeft(deadline - Date.now()) : (waiting && hl.timeLeft) || '–'),
             hl.message ? [h('dt', null, 'Message'), h('dd', null, hl.message)] : null),
           h('table', { id: 'health-deployments', class: 'compact' },
-            h('thead', null, h('tr', null, ['Deployment', 'Ready / desired', 'Updated', 'Available'].map((t) => h('th', null, t)))),
+            h('thead', null, h('tr', null, ['Deployment', 'Ready / desired', 'Updated', 'Available', 'Watches'].map((t) => h('th', null, t)))),
             h('tbody', null, (hl.deployments || []).map((dp) => h('tr', { class: dp.ready >= dp.desired ? '' : 'bad' },
-              h('td', null, dp.name), h('td', null, `${dp.ready} / ${dp.desired}`), h('td', null, dp.updated), h('td', null, dp.available))))),
+              h('td', null, dp.name), h('td', null, `${dp.ready} / ${dp.desired}`), h('td', null, dp.updated), h('td', null, dp.available),
+              h('td', { class: 'c-watches small' }, dp.watches === undefined ? '–' : (dp.watches ? dp.watches.split(',').join(', ') : 'all namespaces')))))),
           (hl.pods || []).length ? h('table', { id: 'health-pods', class: 'compact' },
             h('thead', null, h('tr', null, ['Pod', 'Ready', 'Phase', 'Reason'].map((t) => h('th', null, t)))),
             h('tbody', null, hl.pods.map((po) => h('tr', { class: po.ready ? '' : 'bad' },
