@@ -21,6 +21,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -98,6 +99,25 @@ func InstallCRDs(ctx context.Context, c client.Client) error {
 		})
 		if err != nil {
 			return fmt.Errorf("waiting for CRD %s to be Established: %w", crd.Name, err)
+		}
+	}
+	// Established is not yet served: the API server's discovery can lag it by a moment
+	// (more under load), and a client that starts in that moment (a manager registering
+	// its indexes) finds "no matches for kind". Each served version's kind is waited for
+	// in discovery too; the client's REST mapper asks discovery again on a miss.
+	for _, crd := range crds {
+		for _, v := range crd.Spec.Versions {
+			if !v.Served {
+				continue
+			}
+			gk := schema.GroupKind{Group: crd.Spec.Group, Kind: crd.Spec.Names.Kind}
+			err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+				_, err := c.RESTMapper().RESTMapping(gk, v.Name)
+				return err == nil, nil
+			})
+			if err != nil {
+				return fmt.Errorf("waiting for %s %s to be served: %w", gk, v.Name, err)
+			}
 		}
 	}
 	return nil
