@@ -3,10 +3,11 @@ package v1
 import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // SourceType is where a catalog's bundles are read from.
-// +kubebuilder:validation:Enum=Directory;HTTP;Image;grpc
+// +kubebuilder:validation:Enum=Directory;HTTP;Image;grpc;configmap;internal
 type SourceType string
 
 const (
@@ -23,6 +24,12 @@ const (
 	// operator-manager reads the image itself, so grpc with an image is Image. With only
 	// an address it asks the registry server there, over operator-registry's gRPC API.
 	SourceGRPC SourceType = "grpc"
+	// SourceConfigMap is OLM's ConfigMap catalog: spec.configMap names a ConfigMap in the
+	// CatalogSource's namespace whose customResourceDefinitions, clusterServiceVersions
+	// and packages keys hold YAML lists (deprecated in OLM, still found in older setups).
+	SourceConfigMap SourceType = "configmap"
+	// SourceInternal is OLM's older name for SourceConfigMap.
+	SourceInternal SourceType = "internal"
 )
 
 // RegistryConfig says how to reach an image registry.
@@ -42,10 +49,12 @@ type RegistryConfig struct {
 // +kubebuilder:validation:XValidation:rule="self.sourceType != 'Directory' || has(self.directory)",message="spec.directory is required when spec.sourceType is Directory"
 // +kubebuilder:validation:XValidation:rule="self.sourceType != 'HTTP' || has(self.url)",message="spec.url is required when spec.sourceType is HTTP"
 // +kubebuilder:validation:XValidation:rule="self.sourceType != 'Image' || has(self.image)",message="spec.image is required when spec.sourceType is Image"
+// +kubebuilder:validation:XValidation:rule="(self.sourceType != 'configmap' && self.sourceType != 'internal') || has(self.configMap)",message="spec.configMap (the name of a ConfigMap in the CatalogSource's namespace) is required when spec.sourceType is configmap or internal"
 // +kubebuilder:validation:XValidation:rule="self.sourceType != 'grpc' || has(self.image) || has(self.address)",message="spec.sourceType grpc needs spec.image (a catalog image, read by the manager itself) or spec.address (a registry server, host:port)"
 type CatalogSourceSpec struct {
 	// SourceType is Directory, HTTP or Image; OLM's grpc is Image with spec.image, and a
-	// registry server with only spec.address.
+	// registry server with only spec.address; OLM's configmap (or internal) reads the
+	// ConfigMap spec.configMap names.
 	SourceType SourceType `json:"sourceType"`
 
 	// Directory is the catalog root on the manager's filesystem.
@@ -128,6 +137,13 @@ type CatalogSourceSpec struct {
 	// +optional
 	Address string `json:"address,omitempty"`
 
+	// ConfigMap names the ConfigMap of an OLM ConfigMap catalog (sourceType configmap or
+	// internal), in the CatalogSource's namespace. Its resourceVersion is checked at the
+	// poll interval, at least every minute, and the catalog read again when it changed.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	ConfigMap string `json:"configMap,omitempty"`
+
 	// GRPCPodConfig is OLM's configuration of its registry pod. It is accepted and has no
 	// effect: operator-manager reads catalog images itself and runs no registry pod.
 	// +kubebuilder:pruning:PreserveUnknownFields
@@ -166,10 +182,13 @@ type RegistryPoll struct {
 }
 
 // Type is how the source is read: OLM's grpc with an image is Image; grpc with only an
-// address stays grpc (a registry server).
+// address stays grpc (a registry server); internal is configmap.
 func (s *CatalogSourceSpec) Type() SourceType {
 	if s.SourceType == SourceGRPC && s.Image != "" {
 		return SourceImage
+	}
+	if s.SourceType == SourceInternal {
+		return SourceConfigMap
 	}
 	return s.SourceType
 }
@@ -226,6 +245,10 @@ type CatalogSourceStatus struct {
 	// LastSync is when the source was last read.
 	// +optional
 	LastSync *metav1.Time `json:"lastSync,omitempty"`
+	// ConfigMapReference is the ConfigMap the loaded catalog came from, at the
+	// resourceVersion read, for a configmap source (OLM's field).
+	// +optional
+	ConfigMapReference *ConfigMapReference `json:"configMapReference,omitempty"`
 	// RejectedCount is how many bundles were rejected.
 	// +optional
 	RejectedCount int32 `json:"rejectedCount,omitempty"`
@@ -239,6 +262,15 @@ type CatalogSourceStatus struct {
 	// +listMapKey=type
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// ConfigMapReference is OLM's record of the ConfigMap a configmap catalog was read from.
+type ConfigMapReference struct {
+	Name            string      `json:"name"`
+	Namespace       string      `json:"namespace"`
+	UID             types.UID   `json:"uid,omitempty"`
+	ResourceVersion string      `json:"resourceVersion,omitempty"`
+	LastUpdateTime  metav1.Time `json:"lastUpdateTime,omitempty"`
 }
 
 // CatalogSource is where bundles come from.

@@ -14,15 +14,12 @@ package grpcregistry
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -30,6 +27,8 @@ import (
 	"time"
 
 	"github.com/operator-framework/operator-registry/pkg/api"
+
+	"github.com/operator-manager/operator-manager/internal/catalog/digestdir"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 )
@@ -71,29 +70,12 @@ func Fetch(ctx context.Context, address, root, keep string, o Options) (string, 
 	defer conn.Close()
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		return "", err
-	}
-	tmp, err := os.MkdirTemp(root, ".fetch-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(tmp) // gone once renamed
-	if err := write(ctx, api.NewRegistryClient(conn), tmp); err != nil {
-		return "", fmt.Errorf("registry server %s: %w", address, err)
-	}
-	sum, err := digestDir(tmp)
-	if err != nil {
-		return "", err
-	}
-	dir := filepath.Join(root, sum)
-	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-		if err := os.Rename(tmp, dir); err != nil {
-			return "", err
+	return digestdir.Write(root, keep, func(dir string) error {
+		if err := write(ctx, api.NewRegistryClient(conn), dir); err != nil {
+			return fmt.Errorf("registry server %s: %w", address, err)
 		}
-	}
-	prune(root, dir, keep)
-	return dir, nil
+		return nil
+	})
 }
 
 // write lists the packages and bundles into dir: per package, package.json (the
@@ -156,7 +138,7 @@ func write(ctx context.Context, c api.RegistryClient, dir string) error {
 		if err != nil {
 			return err
 		}
-		if err := appendFile(filepath.Join(dir, pkg, "bundles.json"), append(data, '\n')); err != nil {
+		if err := digestdir.AppendFile(filepath.Join(dir, pkg, "bundles.json"), append(data, '\n')); err != nil {
 			return err
 		}
 	}
@@ -177,7 +159,7 @@ func write(ctx context.Context, c api.RegistryClient, dir string) error {
 			}
 			out = append(out, append(data, '\n')...)
 		}
-		if err := appendFile(filepath.Join(dir, name, "package.json"), out); err != nil {
+		if err := digestdir.AppendFile(filepath.Join(dir, name, "package.json"), out); err != nil {
 			return err
 		}
 	}
@@ -366,53 +348,4 @@ func required(d *api.Dependency) (property, bool) {
 		return property{Type: "olm.gvk.required", Value: json.RawMessage(d.GetValue())}, true
 	}
 	return property{}, false
-}
-
-func appendFile(name string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(name, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// digestDir hashes every file of dir (names and contents, in name order).
-func digestDir(dir string) (string, error) {
-	h := sha256.New()
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		fmt.Fprintf(h, "%s\x00%d\x00", filepath.ToSlash(rel), len(data))
-		h.Write(data)
-		return nil
-	})
-	return hex.EncodeToString(h.Sum(nil)), err
-}
-
-// prune removes the directories of root other than dir and keep (and fetches left
-// behind by a crash).
-func prune(root, dir, keep string) {
-	entries, err := os.ReadDir(root)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		p := filepath.Join(root, e.Name())
-		if p != dir && p != keep && e.IsDir() {
-			_ = os.RemoveAll(p)
-		}
-	}
 }

@@ -77,6 +77,7 @@ func (r *Reconciler) reader() client.Reader {
 // +kubebuilder:rbac:groups=operators.coreos.com.operator-manager.domain,resources=catalogsources/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get
 
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
@@ -116,10 +117,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		}
 	}()
 
-	poll := DefaultPollInterval
-	if p := cs.Spec.Poll(); p != nil && p.Duration > 0 {
-		poll = p.Duration
-	}
+	poll := pollInterval(&cs.Spec)
 	prev := r.Store.Get(req.NamespacedName)
 	cat, changed, err := r.load(ctx, req.NamespacedName, cs, prev)
 	if err != nil {
@@ -161,6 +159,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	return ctrl.Result{RequeueAfter: poll}, nil
 }
 
+// pollInterval is how often a source is checked: its own interval (DefaultPollInterval
+// when it has none), and at least every configMapPollInterval for a ConfigMap, which
+// the manager does not watch.
+func pollInterval(spec *omv1.CatalogSourceSpec) time.Duration {
+	poll := DefaultPollInterval
+	if p := spec.Poll(); p != nil && p.Duration > 0 {
+		poll = p.Duration
+	}
+	if spec.Type() == omv1.SourceConfigMap {
+		poll = min(poll, configMapPollInterval)
+	}
+	return poll
+}
+
 // setLoadedStatus writes what a loaded catalog holds. It depends only on the catalog, so
 // an unchanged catalog writes nothing.
 func setLoadedStatus(st *omv1.CatalogSourceStatus, cat *catalog.Catalog) {
@@ -184,6 +196,7 @@ func (r *Reconciler) forget(key types.NamespacedName) {
 	r.remotes.forget(key)
 	r.images.forget(key)
 	r.forgetGRPC(key)
+	r.forgetConfigMap(key)
 	metrics.CatalogBundles.DeleteLabelValues(key.Namespace, key.Name)
 	metrics.CatalogReady.DeleteLabelValues(key.Namespace, key.Name)
 }
@@ -197,6 +210,8 @@ func source(cs *omv1.CatalogSource) string {
 		return cs.Spec.Image
 	case omv1.SourceGRPC:
 		return cs.Spec.Address
+	case omv1.SourceConfigMap:
+		return "ConfigMap " + cs.Namespace + "/" + cs.Spec.ConfigMap
 	}
 	return cs.Spec.Directory
 }
@@ -209,7 +224,14 @@ func (r *Reconciler) load(ctx context.Context, key types.NamespacedName, cs *omv
 	if cs.Spec.Type() != omv1.SourceGRPC {
 		r.forgetGRPC(key)
 	}
+	if cs.Spec.Type() != omv1.SourceConfigMap {
+		r.forgetConfigMap(key)
+		cs.Status.ConfigMapReference = nil
+	}
 	switch cs.Spec.Type() {
+	case omv1.SourceConfigMap:
+		r.remotes.forget(key)
+		return r.loadConfigMap(ctx, key, cs, prev)
 	case omv1.SourceGRPC:
 		r.remotes.forget(key)
 		return r.loadGRPC(ctx, key, cs, prev)
