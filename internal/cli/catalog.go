@@ -16,8 +16,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/operator-manager/operator-manager/internal/catalog"
+	"github.com/operator-manager/operator-manager/internal/catalog/configmapcatalog"
 	"github.com/operator-manager/operator-manager/internal/catalog/grpcregistry"
 	"github.com/operator-manager/operator-manager/internal/catalog/remote"
 	"github.com/operator-manager/operator-manager/internal/controller/catalogsource"
@@ -35,7 +38,9 @@ original flat <package>/<version>/ folders, package manifests (<package>.package
 bundles (manifests/ and metadata/), and File-Based Catalogs.
 
 "catalog serve DIR" serves a directory over HTTP for HTTP CatalogSources; list, search,
-show and validate read such a served catalog with --url URL in place of DIR.`,
+show and validate read such a served catalog with --url URL in place of DIR; a catalog
+image with --image REF, a registry server with --address HOST:PORT, and an OLM ConfigMap
+catalog with --configmap FILE.`,
 	}
 	cmd.AddCommand(newCatalogListCmd(), newCatalogSearchCmd(), newCatalogShowCmd(), newCatalogValidateCmd(), newCatalogServeCmd(), newCatalogPushCmd(), newCatalogMirrorCmd())
 	return cmd
@@ -55,22 +60,25 @@ const remoteTimeout = time.Minute
 // catalogSource is where an inspecting verb reads its catalog: the DIR argument, the
 // catalog served at --url, or the catalog image --image; either flag takes DIR's place.
 type catalogSource struct {
-	url, image, address string
-	registry            registryFlags
+	url, image, address, configMap string
+	registry                       registryFlags
+	cmd                            *cobra.Command // for its stdin
 }
 
 // bind adds --url and --image and makes the verb take n arguments with DIR, n-1 with
 // either flag.
 func (s *catalogSource) bind(cmd *cobra.Command, n int) {
+	s.cmd = cmd
 	cmd.Flags().StringVar(&s.url, "url", "", "read the catalog served at this URL (by `operator-manager catalog serve`) instead of DIR")
 	cmd.Flags().StringVar(&s.image, "image", "", "read the catalog image REF (a File-Based Catalog image, by tag or digest) instead of DIR; bundles are pulled from their images")
 	cmd.Flags().StringVar(&s.address, "address", "", "read the catalog of the registry server at HOST:PORT (OLM's registry gRPC API, as `opm serve` serves it) instead of DIR")
+	cmd.Flags().StringVar(&s.configMap, "configmap", "", "read OLM's ConfigMap catalog in FILE (a ConfigMap manifest, as `kubectl get configmap NAME -o yaml` prints it; - for stdin) instead of DIR")
 	s.registry.bind(cmd)
-	cmd.MarkFlagsMutuallyExclusive("url", "image", "address")
+	cmd.MarkFlagsMutuallyExclusive("url", "image", "address", "configmap")
 	cmd.Args = func(cmd *cobra.Command, args []string) error {
-		if s.url != "" || s.image != "" || s.address != "" {
+		if s.url != "" || s.image != "" || s.address != "" || s.configMap != "" {
 			if len(args) != n-1 {
-				return fmt.Errorf("accepts %d arg(s) with --url, --image or --address, which take the place of DIR, received %d", n-1, len(args))
+				return fmt.Errorf("accepts %d arg(s) with --url, --image, --address or --configmap, which take the place of DIR, received %d", n-1, len(args))
 			}
 			return nil
 		}
@@ -135,8 +143,54 @@ func (s *catalogSource) loadAddress(ctx context.Context) (*catalog.Catalog, erro
 		Cache: ociparts.Layout{Dir: filepath.Join(defaultCacheDir(), catalogsource.BundleImagesSubdir)}}})
 }
 
+// loadConfigMap reads an OLM ConfigMap catalog from the manifest in --configmap, written
+// into the local cache as the manager writes it.
+func (s *catalogSource) loadConfigMap() (*catalog.Catalog, error) {
+	in := s.cmd.InOrStdin()
+	if s.configMap != "-" {
+		f, err := os.Open(s.configMap)
+		if err != nil {
+			return nil, fmt.Errorf("--configmap: %w", err)
+		}
+		defer f.Close()
+		in = f
+	}
+	data, err := io.ReadAll(io.LimitReader(in, catalog.DefaultMaxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("--configmap: %w", err)
+	}
+	if len(data) > catalog.DefaultMaxFileSize {
+		return nil, fmt.Errorf("--configmap %s: larger than %d bytes", s.configMap, catalog.DefaultMaxFileSize)
+	}
+	var cm corev1.ConfigMap
+	if err := yaml.Unmarshal(data, &cm); err != nil {
+		return nil, fmt.Errorf("--configmap %s: %w", s.configMap, err)
+	}
+	if cm.Kind != "ConfigMap" {
+		return nil, fmt.Errorf("--configmap %s: kind is %q, want ConfigMap", s.configMap, cm.Kind)
+	}
+	name := s.configMap
+	if abs, err := filepath.Abs(name); err == nil && name != "-" {
+		name = abs
+	}
+	res, err := configmapcatalog.Write(cm.Data, filepath.Join(defaultCacheDir(), catalogsource.ConfigMapCatalogsSubdir, "cli", url.PathEscape(name)), "")
+	if err != nil {
+		return nil, fmt.Errorf("--configmap %s: %w", s.configMap, err)
+	}
+	cat, err := catalog.Load(res.Dir, catalog.Options{})
+	if err != nil {
+		return nil, err
+	}
+	configmapcatalog.Annotate(cat, res)
+	return cat, nil
+}
+
 // load returns the catalog, the name to show for it, and the arguments after DIR.
 func (s *catalogSource) load(ctx context.Context, args []string) (*catalog.Catalog, string, []string, error) {
+	if s.configMap != "" {
+		cat, err := s.loadConfigMap()
+		return cat, s.configMap, args, err
+	}
 	if s.address != "" {
 		cat, err := s.loadAddress(ctx)
 		return cat, s.address, args, err
@@ -157,6 +211,9 @@ func (s *catalogSource) load(ctx context.Context, args []string) (*catalog.Catal
 // loadWithBundles returns the catalog for a verb that reads bundles too: those of a
 // served catalog are fetched into the local cache, as the manager keeps them.
 func (s *catalogSource) loadWithBundles(ctx context.Context, args []string) (*catalog.Catalog, error) {
+	if s.configMap != "" {
+		return s.loadConfigMap()
+	}
 	if s.address != "" {
 		return s.loadAddress(ctx)
 	}
@@ -198,7 +255,7 @@ func newCatalogListCmd() *cobra.Command {
 	out := &output{}
 	src := &catalogSource{}
 	cmd := &cobra.Command{
-		Use:   "list DIR | list --url URL | list --image REF",
+		Use:   "list DIR | list --url URL | list --image REF | list --address HOST:PORT | list --configmap FILE",
 		Short: "List the packages of a catalog",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cat, _, _, err := src.load(cmd.Context(), args)
@@ -242,7 +299,7 @@ func newCatalogSearchCmd() *cobra.Command {
 	src := &catalogSource{}
 	var all bool
 	cmd := &cobra.Command{
-		Use:   "search DIR TERM | search --url URL TERM | search --image REF TERM",
+		Use:   "search DIR TERM | search --url URL TERM | search --image REF TERM | search --address HOST:PORT TERM | search --configmap FILE TERM",
 		Short: "Find packages by name, CSV name, or the kinds and groups of the CRDs they provide",
 		Long: `search matches TERM (case-insensitive, a substring) against package names, CSV names
 and the group and kind of each owned CRD. It shows the newest matching version of each
@@ -310,7 +367,7 @@ func newCatalogShowCmd() *cobra.Command {
 	out := &output{}
 	src := &catalogSource{}
 	cmd := &cobra.Command{
-		Use:   "show DIR PACKAGE | show --url URL PACKAGE | show --image REF PACKAGE",
+		Use:   "show DIR PACKAGE | show --url URL PACKAGE | show --image REF PACKAGE | show --address HOST:PORT PACKAGE | show --configmap FILE PACKAGE",
 		Short: "Show a package: channels, heads, upgrade edges and versions",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cat, name, rest, err := src.load(cmd.Context(), args)
@@ -401,14 +458,16 @@ func newCatalogValidateCmd() *cobra.Command {
 	out := &output{}
 	src := &catalogSource{}
 	cmd := &cobra.Command{
-		Use:   "validate DIR | validate --url URL | validate --image REF",
+		Use:   "validate DIR | validate --url URL | validate --image REF | validate --address HOST:PORT | validate --configmap FILE",
 		Short: "Load every bundle of a catalog, print each rejected one with its reason, and fail if any is",
 		Long: `validate loads every bundle of a catalog directory, prints each rejected one with its
 reason, and fails if any is. With --url it checks a served catalog: what the server
 rejected when it loaded its directory, and every served bundle, downloaded, checked
 against its digest and parsed. With --image it checks a catalog image: every bundle image
 is pulled, checked from its digest down to each layer, and parsed. With --address it
-checks what a registry server serves: every bundle, as its manifests are listed, parsed.`,
+checks what a registry server serves: every bundle, as its manifests are listed, parsed.
+With --configmap it checks an OLM ConfigMap catalog: each entry of its three lists that
+cannot be used is named by its key and index.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var v validation
 			if src.url != "" {
@@ -424,6 +483,12 @@ checks what a registry server serves: every bundle, as its manifests are listed,
 				v = validateContents(cat, cat.Rejections)
 			} else if src.address != "" {
 				cat, err := src.loadAddress(cmd.Context())
+				if err != nil {
+					return err
+				}
+				v = validateContents(cat, cat.Rejections)
+			} else if src.configMap != "" {
+				cat, err := src.loadConfigMap()
 				if err != nil {
 					return err
 				}

@@ -20,6 +20,7 @@ import (
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	"github.com/operator-manager/operator-manager/internal/catalog"
+	"github.com/operator-manager/operator-manager/internal/catalog/configmapcatalog"
 	"github.com/operator-manager/operator-manager/internal/catalog/grpcregistry"
 	"github.com/operator-manager/operator-manager/internal/catalog/remote"
 	"github.com/operator-manager/operator-manager/internal/controller/catalogsource"
@@ -155,6 +156,22 @@ func (cc *catalogCache) read(ctx context.Context, id *identity, cs *omv1.Catalog
 		}
 		cat, _, err := catalogsource.LoadImage(ctx, ref, o, cc.dir)
 		return cat, err
+	case omv1.SourceConfigMap:
+		// Read as the person: the catalog is what they may read of the namespace.
+		cm, err := id.kube.CoreV1().ConfigMaps(cs.Namespace).Get(ctx, cs.Spec.ConfigMap, metav1.GetOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("ConfigMap %s/%s of CatalogSource %s: %w", cs.Namespace, cs.Spec.ConfigMap, cs.Name, err)
+		}
+		res, err := configmapcatalog.Write(cm.Data, filepath.Join(cc.dir, catalogsource.ConfigMapCatalogsSubdir, cs.Namespace, cs.Name), "")
+		if err != nil {
+			return nil, invalid("ConfigMap %s/%s of CatalogSource %s: %v", cs.Namespace, cs.Spec.ConfigMap, cs.Name, err)
+		}
+		cat, err := catalog.Load(res.Dir, catalog.Options{})
+		if err != nil {
+			return nil, err
+		}
+		configmapcatalog.Annotate(cat, res)
+		return cat, nil
 	}
 	return nil, invalid("CatalogSource %s/%s has sourceType %q, which the console cannot read", cs.Namespace, cs.Name, cs.Spec.SourceType)
 }
@@ -267,6 +284,8 @@ func (s *Server) listCatalogs(w http.ResponseWriter, r *http.Request, id *identi
 			row.Source = cs.Spec.Image
 		case omv1.SourceGRPC:
 			row.Source = cs.Spec.Address
+		case omv1.SourceConfigMap:
+			row.Source = "ConfigMap " + cs.Spec.ConfigMap
 		}
 		if c := meta.FindStatusCondition(cs.Status.Conditions, omv1.ConditionReady); c != nil {
 			row.Ready, row.Message = c.Status == metav1.ConditionTrue, c.Message

@@ -25,6 +25,7 @@ import (
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
 	"github.com/operator-manager/operator-manager/internal/catalog"
+	"github.com/operator-manager/operator-manager/internal/catalog/configmapcatalog"
 	"github.com/operator-manager/operator-manager/internal/migration"
 	"github.com/operator-manager/operator-manager/test/registryserver"
 )
@@ -703,5 +704,95 @@ spec: {name: cache-operator, channel: stable, source: registry, sourceNamespace:
 	if err := k8s.Get(ctx(), client.ObjectKey{Name: "caches.cache.samples.operator-manager.domain"}, &apiextensionsv1.CustomResourceDefinition{}); err != nil {
 		t.Errorf("the operator's CRD: %v", err)
 	}
+	kubectl(t, "delete", "subscription", "cache", "-n", ns, "--wait=true")
+}
+
+// olmConfigMapData is an OLM ConfigMap catalog of cache-operator's sample versions named
+// (its CRD as the newest of them ships it), its channel stable headed by the last.
+func olmConfigMapData(t *testing.T, versions ...string) map[string]string {
+	t.Helper()
+	read := func(rel string) []byte {
+		data, err := os.ReadFile(filepath.Join(sampleDir, "cache-operator", rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	var csvs [][]byte
+	for _, v := range versions {
+		csvs = append(csvs, read(v+"/cache-operator.v"+v+".clusterserviceversion.yaml"))
+	}
+	last := versions[len(versions)-1]
+	data, err := configmapcatalog.Data([][]byte{read(last + "/caches.crd.yaml")}, csvs,
+		[][]byte{[]byte("packageName: cache-operator\nchannels: [{name: stable, currentCSV: cache-operator.v" + last + "}]\ndefaultChannel: stable\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// TestOLMCatalogSourceFromConfigMap: OLM's ConfigMap catalog, as older OLM setups and
+// OLM's own tests write one (sourceType configmap, the ConfigMap's three YAML lists).
+// The manager, under its own ServiceAccount, installs from it; an edit of the ConfigMap
+// (a new version) is read at the next poll and the channel followed; a deleted ConfigMap
+// is said so on the CatalogSource, and the operator keeps running.
+func TestOLMCatalogSourceFromConfigMap(t *testing.T) {
+	ns := "olm-configmap"
+	newNamespace(t, ns)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "catalog"}, Data: olmConfigMapData(t, "1.1.0")}
+	if err := k8s.Create(ctx(), cm); err != nil {
+		t.Fatal(err)
+	}
+	createStrict(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: CatalogSource
+metadata: {name: olm-catalog}
+spec:
+  sourceType: configmap
+  configMap: catalog
+  displayName: An OLM ConfigMap catalog
+  updateStrategy: {registryPoll: {interval: 2s}}
+`)
+	ready := func(bundles int32) func() bool {
+		return func() bool {
+			cs := getCatalogSource(t, ns, "olm-catalog")
+			c := meta.FindStatusCondition(cs.Status.Conditions, omv1.ConditionReady)
+			return c != nil && c.Status == metav1.ConditionTrue && cs.Status.Packages == 1 && cs.Status.Bundles == bundles
+		}
+	}
+	status := func() string { return fmt.Sprint(getCatalogSource(t, ns, "olm-catalog").Status) }
+	eventually(t, time.Minute, "the CatalogSource loads its ConfigMap", ready(1), status)
+	createStrict(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache}
+spec: {name: cache-operator, channel: stable, source: olm-catalog, sourceNamespace: `+ns+`}
+`)
+	waitRunning(t, ns, "cache", "cache-operator.v1.1.0")
+	if err := k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "cache-operator"}, &appsv1.Deployment{}); err != nil {
+		t.Errorf("the operator's Deployment: %v", err)
+	}
+	if err := k8s.Get(ctx(), client.ObjectKey{Name: "caches.cache.samples.operator-manager.domain"}, &apiextensionsv1.CustomResourceDefinition{}); err != nil {
+		t.Errorf("the operator's CRD: %v", err)
+	}
+
+	// The ConfigMap edited to carry 1.2.0: read at the next poll, and followed.
+	cm.Data = olmConfigMapData(t, "1.1.0", "1.2.0")
+	if err := k8s.Update(ctx(), cm); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "the CatalogSource reloaded with 1.2.0", ready(2), status)
+	waitRunning(t, ns, "cache", "cache-operator.v1.2.0")
+
+	// The ConfigMap deleted: said so, the last catalog kept, nothing uninstalled.
+	if err := k8s.Delete(ctx(), cm); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "the CatalogSource saying its ConfigMap is gone", func() bool {
+		c := meta.FindStatusCondition(getCatalogSource(t, ns, "olm-catalog").Status.Conditions, omv1.ConditionReady)
+		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == omv1.ReasonLoadFailed &&
+			strings.Contains(c.Message, "ConfigMap "+ns+"/catalog, named by spec.configMap, does not exist") && strings.Contains(c.Message, "still used")
+	}, status)
+	waitRunning(t, ns, "cache", "cache-operator.v1.2.0")
 	kubectl(t, "delete", "subscription", "cache", "-n", ns, "--wait=true")
 }
