@@ -108,13 +108,30 @@ func TestConfigMapSource(t *testing.T) {
 	}
 }
 
-// TestConfigMapSourceNeedsItsName: the API server refuses a configmap source with no
-// ConfigMap named, saying which field.
-func TestConfigMapSourceNeedsItsName(t *testing.T) {
+// TestConfigMapSourceRefusals: the API server refuses a configmap source with no
+// ConfigMap named, saying which field; a ConfigMap that is not a catalog is said so on
+// the CatalogSource, naming the ConfigMap and the key it lacks.
+func TestConfigMapSourceRefusals(t *testing.T) {
+	ctx := context.Background()
 	cs := &omv1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Name: "no-configmap", Namespace: "default"},
 		Spec: omv1.CatalogSourceSpec{SourceType: omv1.SourceConfigMap}}
-	err := k8s.Create(context.Background(), cs)
+	err := k8s.Create(ctx, cs)
 	if err == nil || !strings.Contains(err.Error(), "spec.configMap") {
 		t.Fatalf("created, or refused without naming spec.configMap: %v", err)
+	}
+
+	if err := k8s.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: "default"},
+		Data: map[string]string{"log-level": "debug"}}); err != nil {
+		t.Fatal(err)
+	}
+	cs = &omv1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Name: "not-a-catalog", Namespace: "default"},
+		Spec: omv1.CatalogSourceSpec{SourceType: omv1.SourceConfigMap, ConfigMap: "settings"}}
+	if err := k8s.Create(ctx, cs); err != nil {
+		t.Fatal(err)
+	}
+	got := waitFor(t, cs.Name, func(cs *omv1.CatalogSource) bool { return ready(cs) != nil })
+	if c := ready(got); c.Status != metav1.ConditionFalse || c.Reason != omv1.ReasonLoadFailed ||
+		!strings.Contains(c.Message, "ConfigMap default/settings: key customResourceDefinitions: missing") {
+		t.Errorf("Ready %+v: want LoadFailed naming the ConfigMap and the key it lacks", c)
 	}
 }
