@@ -14,40 +14,6 @@ import (
 	"github.com/operator-manager/operator-manager/internal/catalog"
 )
 
-type fbcPackage struct {
-	Schema         string `json:"schema"`
-	Name           string `json:"name"`
-	DefaultChannel string `json:"defaultChannel,omitempty"`
-}
-
-type fbcChannel struct {
-	Schema  string     `json:"schema"`
-	Name    string     `json:"name"`
-	Package string     `json:"package"`
-	Entries []fbcEntry `json:"entries"`
-}
-
-type fbcEntry struct {
-	Name      string   `json:"name"`
-	Replaces  string   `json:"replaces,omitempty"`
-	Skips     []string `json:"skips,omitempty"`
-	SkipRange string   `json:"skipRange,omitempty"`
-}
-
-type fbcBundle struct {
-	Schema        string                 `json:"schema"`
-	Name          string                 `json:"name"`
-	Package       string                 `json:"package"`
-	Image         string                 `json:"image"`
-	Properties    []fbcProperty          `json:"properties"`
-	RelatedImages []catalog.RelatedImage `json:"relatedImages,omitempty"`
-}
-
-type fbcProperty struct {
-	Type  string `json:"type"`
-	Value any    `json:"value"`
-}
-
 type packageProp struct {
 	PackageName string `json:"packageName"`
 	Version     string `json:"version"`
@@ -129,13 +95,13 @@ func render(cat *catalog.Catalog, imageFor func(*catalog.Bundle) string, objects
 		enc := json.NewEncoder(&buf)
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(fbcPackage{Schema: catalog.SchemaPackage, Name: p.Name, DefaultChannel: p.DefaultChannel}); err != nil {
+		if err := enc.Encode(catalog.FBCPackage{Schema: catalog.SchemaPackage, Name: p.Name, DefaultChannel: p.DefaultChannel}); err != nil {
 			return nil, err
 		}
 		for _, c := range p.Channels {
-			ch := fbcChannel{Schema: catalog.SchemaChannel, Name: c.Name, Package: p.Name, Entries: []fbcEntry{}}
+			ch := catalog.FBCChannel{Schema: catalog.SchemaChannel, Name: c.Name, Package: p.Name, Entries: []catalog.FBCEntry{}}
 			for _, e := range c.Entries {
-				ch.Entries = append(ch.Entries, fbcEntry{Name: e.Name, Replaces: e.Replaces, Skips: e.Skips, SkipRange: e.SkipRange.Raw})
+				ch.Entries = append(ch.Entries, catalog.FBCEntry{Name: e.Name, Replaces: e.Replaces, Skips: e.Skips, SkipRange: e.SkipRange.Raw})
 			}
 			if err := enc.Encode(ch); err != nil {
 				return nil, err
@@ -158,12 +124,12 @@ func render(cat *catalog.Catalog, imageFor func(*catalog.Bundle) string, objects
 	return out, nil
 }
 
-func renderBundle(cat *catalog.Catalog, b *catalog.Bundle, image string) (*fbcBundle, error) {
+func renderBundle(cat *catalog.Catalog, b *catalog.Bundle, image string) (*catalog.FBCBundle, error) {
 	if image == "" {
 		return nil, fmt.Errorf("bundle %s: no image reference", b.Ref())
 	}
-	blob := &fbcBundle{Schema: catalog.SchemaBundle, Name: b.CSVName, Package: b.Package, Image: image}
-	add := func(typ string, v any) { blob.Properties = append(blob.Properties, fbcProperty{Type: typ, Value: v}) }
+	blob := &catalog.FBCBundle{Schema: catalog.SchemaBundle, Name: b.CSVName, Package: b.Package, Image: image}
+	add := func(typ string, v any) { blob.Properties = append(blob.Properties, catalog.FBCProperty{Type: typ, Value: v}) }
 	add(catalog.PropPackage, packageProp{PackageName: b.Package, Version: b.Version.String()})
 	for _, c := range b.OwnedCRDs {
 		add(catalog.PropGVK, gvkProp{Group: c.Group, Kind: c.Kind, Version: c.Version})
@@ -187,7 +153,7 @@ func renderBundle(cat *catalog.Catalog, b *catalog.Bundle, image string) (*fbcBu
 
 // addObjects adds each manifest of b (its CSV, CRDs and other objects) to its blob as an
 // olm.bundle.object property.
-func addObjects(cat *catalog.Catalog, b *catalog.Bundle, blob *fbcBundle) error {
+func addObjects(cat *catalog.Catalog, b *catalog.Bundle, blob *catalog.FBCBundle) error {
 	bc, err := cat.Content(b)
 	if err != nil {
 		return err
@@ -206,7 +172,7 @@ func addObjects(cat *catalog.Catalog, b *catalog.Bundle, blob *fbcBundle) error 
 		if err != nil {
 			return fmt.Errorf("bundle %s: %w", b.Ref(), err)
 		}
-		blob.Properties = append(blob.Properties, fbcProperty{Type: "olm.bundle.object", Value: map[string]string{"data": base64.StdEncoding.EncodeToString(data)}})
+		blob.Properties = append(blob.Properties, catalog.FBCProperty{Type: "olm.bundle.object", Value: map[string]string{"data": base64.StdEncoding.EncodeToString(data)}})
 	}
 	return nil
 }

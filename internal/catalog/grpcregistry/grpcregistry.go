@@ -28,6 +28,7 @@ import (
 
 	"github.com/operator-framework/operator-registry/pkg/api"
 
+	"github.com/operator-manager/operator-manager/internal/catalog"
 	"github.com/operator-manager/operator-manager/internal/catalog/digestdir"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -86,14 +87,14 @@ func write(ctx context.Context, c api.RegistryClient, dir string) error {
 	if err != nil {
 		return err
 	}
-	channels := map[string]map[string][]entry{} // package -> channel -> entries
+	channels := map[string]map[string][]catalog.FBCEntry{} // package -> channel -> entries
 	pkgs := map[string]*api.Package{}
 	for _, name := range names {
 		p, err := c.GetPackage(ctx, &api.GetPackageRequest{Name: name})
 		if err != nil {
 			return fmt.Errorf("GetPackage %s: %w", name, err)
 		}
-		pkgs[name], channels[name] = p, map[string][]entry{}
+		pkgs[name], channels[name] = p, map[string][]catalog.FBCEntry{}
 		for _, ch := range p.GetChannels() {
 			channels[name][ch.GetName()] = nil
 		}
@@ -119,7 +120,7 @@ func write(ctx context.Context, c api.RegistryClient, dir string) error {
 			return fmt.Errorf("ListBundles: a bundle of package %q has no csvName", pkg)
 		}
 		if ch := b.GetChannelName(); ch != "" {
-			channels[pkg][ch] = append(channels[pkg][ch], entry{Name: name, Replaces: b.GetReplaces(), Skips: b.GetSkips(), SkipRange: b.GetSkipRange()})
+			channels[pkg][ch] = append(channels[pkg][ch], catalog.FBCEntry{Name: name, Replaces: b.GetReplaces(), Skips: b.GetSkips(), SkipRange: b.GetSkipRange()})
 		}
 		if written[pkg+"/"+name] {
 			continue // the same bundle in another channel
@@ -145,15 +146,15 @@ func write(ctx context.Context, c api.RegistryClient, dir string) error {
 	for _, name := range names {
 		var out []byte
 		p := pkgs[name]
-		data, err := json.Marshal(blob{Schema: "olm.package", Name: name, DefaultChannel: p.GetDefaultChannelName()})
+		data, err := json.Marshal(catalog.FBCPackage{Schema: catalog.SchemaPackage, Name: name, DefaultChannel: p.GetDefaultChannelName()})
 		if err != nil {
 			return err
 		}
 		out = append(out, append(data, '\n')...)
 		for _, ch := range slices.Sorted(maps.Keys(channels[name])) {
-			entries := channels[name][ch]
+			entries := append([]catalog.FBCEntry{}, channels[name][ch]...)
 			sort.Slice(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
-			data, err := json.Marshal(blob{Schema: "olm.channel", Name: ch, Package: name, Entries: entries})
+			data, err := json.Marshal(catalog.FBCChannel{Schema: catalog.SchemaChannel, Name: ch, Package: name, Entries: entries})
 			if err != nil {
 				return err
 			}
@@ -191,35 +192,13 @@ func listPackages(ctx context.Context, c api.RegistryClient) ([]string, error) {
 	return slices.Compact(names), nil
 }
 
-type blob struct {
-	Schema         string     `json:"schema"`
-	Name           string     `json:"name"`
-	Package        string     `json:"package,omitempty"`
-	DefaultChannel string     `json:"defaultChannel,omitempty"`
-	Image          string     `json:"image,omitempty"`
-	Entries        []entry    `json:"entries,omitempty"`
-	Properties     []property `json:"properties,omitempty"`
-}
-
-type entry struct {
-	Name      string   `json:"name"`
-	Replaces  string   `json:"replaces,omitempty"`
-	Skips     []string `json:"skips,omitempty"`
-	SkipRange string   `json:"skipRange,omitempty"`
-}
-
-type property struct {
-	Type  string          `json:"type"`
-	Value json.RawMessage `json:"value"`
-}
-
 // bundleBlob is the olm.bundle blob of one listed bundle: its properties (an olm.package
 // one added where the server sent none, the dependencies of an old SQLite index as the
 // required properties FBC names them), and its manifests as olm.bundle.object properties.
 // A bundle served without manifests keeps its image and olm.csv.metadata: the catalog
 // pulls it from the image when it is read.
-func bundleBlob(b *api.Bundle) blob {
-	out := blob{Schema: "olm.bundle", Name: b.GetCsvName(), Package: b.GetPackageName(), Image: b.GetBundlePath()}
+func bundleBlob(b *api.Bundle) catalog.FBCBundle {
+	out := catalog.FBCBundle{Schema: catalog.SchemaBundle, Name: b.GetCsvName(), Package: b.GetPackageName(), Image: b.GetBundlePath()}
 	objects := b.GetObject()
 	if len(objects) == 0 && b.GetCsvJson() != "" {
 		objects = []string{b.GetCsvJson()}
@@ -227,25 +206,25 @@ func bundleBlob(b *api.Bundle) blob {
 	has := map[string]bool{}
 	for _, p := range b.GetProperties() {
 		switch {
-		case p.GetType() == "olm.bundle.object":
+		case p.GetType() == catalog.PropBundleObject:
 			continue // the manifests come whole below
-		case p.GetType() == "olm.csv.metadata" && len(objects) > 0:
+		case p.GetType() == catalog.PropCSVMetadata && len(objects) > 0:
 			continue // the CSV among them says it all
 		}
 		if !json.Valid([]byte(p.GetValue())) {
 			// Kept as a string so the catalog's own check names it with its bundle.
 			v, _ := json.Marshal(p.GetValue())
-			out.Properties = append(out.Properties, property{Type: p.GetType(), Value: v})
+			out.Properties = append(out.Properties, catalog.FBCProperty{Type: p.GetType(), Value: json.RawMessage(v)})
 			continue
 		}
 		has[p.GetType()] = true
-		out.Properties = append(out.Properties, property{Type: p.GetType(), Value: json.RawMessage(p.GetValue())})
+		out.Properties = append(out.Properties, catalog.FBCProperty{Type: p.GetType(), Value: json.RawMessage(p.GetValue())})
 	}
-	if !has["olm.package"] {
+	if !has[catalog.PropPackage] {
 		v, _ := json.Marshal(map[string]string{"packageName": b.GetPackageName(), "version": b.GetVersion()})
-		out.Properties = append(out.Properties, property{Type: "olm.package", Value: v})
+		out.Properties = append(out.Properties, catalog.FBCProperty{Type: catalog.PropPackage, Value: json.RawMessage(v)})
 	}
-	if !has["olm.package.required"] && !has["olm.gvk.required"] {
+	if !has[catalog.PropPackageRequired] && !has[catalog.PropGVKRequired] {
 		for _, d := range b.GetDependencies() {
 			if p, ok := required(d); ok {
 				out.Properties = append(out.Properties, p)
@@ -254,7 +233,7 @@ func bundleBlob(b *api.Bundle) blob {
 	}
 	for _, o := range objects {
 		v, _ := json.Marshal(map[string]string{"data": base64.StdEncoding.EncodeToString([]byte(o))})
-		out.Properties = append(out.Properties, property{Type: "olm.bundle.object", Value: v})
+		out.Properties = append(out.Properties, catalog.FBCProperty{Type: catalog.PropBundleObject, Value: json.RawMessage(v)})
 	}
 	return out
 }
@@ -329,7 +308,7 @@ func imageOnly(b *api.Bundle) *api.Bundle {
 
 // required turns an old index's dependency (olm.package with a version range, olm.gvk)
 // into the property FBC names it with.
-func required(d *api.Dependency) (property, bool) {
+func required(d *api.Dependency) (catalog.FBCProperty, bool) {
 	switch d.GetType() {
 	case "olm.package":
 		var v struct {
@@ -337,15 +316,15 @@ func required(d *api.Dependency) (property, bool) {
 			Version     string `json:"version"`
 		}
 		if json.Unmarshal([]byte(d.GetValue()), &v) != nil {
-			return property{}, false
+			return catalog.FBCProperty{}, false
 		}
 		data, _ := json.Marshal(map[string]string{"packageName": v.PackageName, "versionRange": v.Version})
-		return property{Type: "olm.package.required", Value: data}, true
+		return catalog.FBCProperty{Type: catalog.PropPackageRequired, Value: json.RawMessage(data)}, true
 	case "olm.gvk":
 		if !json.Valid([]byte(d.GetValue())) {
-			return property{}, false
+			return catalog.FBCProperty{}, false
 		}
-		return property{Type: "olm.gvk.required", Value: json.RawMessage(d.GetValue())}, true
+		return catalog.FBCProperty{Type: catalog.PropGVKRequired, Value: json.RawMessage(d.GetValue())}, true
 	}
-	return property{}, false
+	return catalog.FBCProperty{}, false
 }

@@ -1,0 +1,51 @@
+package catalog
+
+// The File-Based Catalog blobs as this project writes them: imagecatalog's renderer (a
+// catalog image's configs, `opm render`'s shape) and grpcregistry (a registry server's
+// answers written to disk) share them, so a field opm adds or renames is changed once.
+// The loader decodes into its own fbcBlob, which keeps what it needs of all three.
+
+// FBCPackage is an olm.package blob.
+type FBCPackage struct {
+	Schema         string `json:"schema"`
+	Name           string `json:"name"`
+	DefaultChannel string `json:"defaultChannel,omitempty"`
+}
+
+// FBCChannel is an olm.channel blob.
+type FBCChannel struct {
+	Schema  string     `json:"schema"`
+	Name    string     `json:"name"`
+	Package string     `json:"package"`
+	Entries []FBCEntry `json:"entries"`
+}
+
+// FBCEntry is one entry of an olm.channel blob.
+type FBCEntry struct {
+	Name      string   `json:"name"`
+	Replaces  string   `json:"replaces,omitempty"`
+	Skips     []string `json:"skips,omitempty"`
+	SkipRange string   `json:"skipRange,omitempty"`
+}
+
+// FBCBundle is an olm.bundle blob. Image is left out when empty: a bundle whose
+// manifests are all in its olm.bundle.object properties needs none, and its digest (over
+// the blob) must not change with how an empty image was written.
+type FBCBundle struct {
+	Schema        string         `json:"schema"`
+	Name          string         `json:"name"`
+	Package       string         `json:"package"`
+	Image         string         `json:"image,omitempty"`
+	Properties    []FBCProperty  `json:"properties"`
+	RelatedImages []RelatedImage `json:"relatedImages,omitempty"`
+}
+
+// FBCProperty is one property of an olm.bundle blob; Value is anything that marshals to
+// the property's JSON (a json.RawMessage as it came).
+type FBCProperty struct {
+	Type  string `json:"type"`
+	Value any    `json:"value"`
+}
+
+// PropBundleObject is the property holding one of a bundle's manifests, base64-encoded.
+const PropBundleObject = propBundleObject
