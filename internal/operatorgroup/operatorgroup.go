@@ -78,19 +78,66 @@ func Unusable(err error) (reason string, ok bool) {
 // copy: spec.targetNamespaces holds the names of the namespaces it selects now, sorted,
 // and spec.selector is cleared; a *NoTargetsError when it selects none.
 func Of(ctx context.Context, r client.Reader, ns string) (*omv1.OperatorGroup, error) {
+	return NewReader(r).Of(ctx, ns)
+}
+
+// Reader answers Of for many namespaces in one pass (a controller going over every
+// Subscription of the cluster): each namespace's OperatorGroups are listed once, and the
+// cluster's namespaces at most once, however many Subscriptions share them. It is for
+// one pass only: it never sees a change made after it read.
+type Reader struct {
+	r       client.Reader
+	of      map[string]ofAnswer
+	nss     []metav1.PartialObjectMetadata
+	nssRead bool
+}
+
+type ofAnswer struct {
+	og  *omv1.OperatorGroup
+	err error
+}
+
+// NewReader returns a Reader over r (the controllers' cache, or an API reader).
+func NewReader(r client.Reader) *Reader { return &Reader{r: r, of: map[string]ofAnswer{}} }
+
+// Of is the package's Of, remembered per namespace. The OperatorGroup it returns is
+// shared between calls: read it, do not change it (Apply copies what it takes).
+func (m *Reader) Of(ctx context.Context, ns string) (*omv1.OperatorGroup, error) {
+	if a, ok := m.of[ns]; ok {
+		return a.og, a.err
+	}
+	og, err := m.of1(ctx, ns)
+	m.of[ns] = ofAnswer{og, err}
+	return og, err
+}
+
+func (m *Reader) of1(ctx context.Context, ns string) (*omv1.OperatorGroup, error) {
 	list := &omv1.OperatorGroupList{}
-	if err := r.List(ctx, list, client.InNamespace(ns)); err != nil {
+	if err := m.r.List(ctx, list, client.InNamespace(ns)); err != nil {
 		return nil, fmt.Errorf("listing the OperatorGroups of namespace %s: %w", ns, err)
 	}
 	og, err := pick(ns, list.Items)
 	if err != nil || og == nil || !selects(og) {
 		return og, err
 	}
-	nss, err := namespaces(ctx, r)
-	if err != nil {
-		return nil, fmt.Errorf("listing the namespaces OperatorGroup %s/%s selects: %w", ns, og.Name, err)
+	if !m.nssRead {
+		nss, err := namespaces(ctx, m.r)
+		if err != nil {
+			return nil, fmt.Errorf("listing the namespaces OperatorGroup %s/%s selects: %w", ns, og.Name, err)
+		}
+		m.nss, m.nssRead = nss, true
 	}
-	return resolve(og, nss)
+	return resolve(og, m.nss)
+}
+
+// ApplyFrom is the package's ApplyFrom through the Reader.
+func (m *Reader) ApplyFrom(ctx context.Context, sub *omv1.Subscription) error {
+	og, err := m.Of(ctx, sub.Namespace)
+	if err != nil {
+		return err
+	}
+	Apply(sub, og)
+	return nil
 }
 
 // selects says whether og's targets come from its selector: OLM reads spec.selector only
@@ -177,12 +224,7 @@ func Apply(sub *omv1.Subscription, og *omv1.OperatorGroup) bool {
 
 // ApplyFrom reads the OperatorGroup of sub's namespace and lays it over sub (see Apply).
 func ApplyFrom(ctx context.Context, r client.Reader, sub *omv1.Subscription) error {
-	og, err := Of(ctx, r, sub.Namespace)
-	if err != nil {
-		return err
-	}
-	Apply(sub, og)
-	return nil
+	return NewReader(r).ApplyFrom(ctx, sub)
 }
 
 // InNamespace maps an OperatorGroup to the objects of its namespace that read it, for a

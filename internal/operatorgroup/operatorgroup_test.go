@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -309,5 +310,54 @@ func TestOfAndNamespaces(t *testing.T) {
 		h.Delete(context.Background(), event.DeleteEvent{Object: dbLabelled}, q)
 	}); !slices.Equal(got, []string{"ns/sub"}) {
 		t.Errorf("deleting a selected namespace brought back %v, want [ns/sub]", got)
+	}
+}
+
+// TestReaderListsOnce: a Reader answers as Of does, listing each namespace's
+// OperatorGroups once and the cluster's namespaces once, however many Subscriptions ask.
+func TestReaderListsOnce(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := omv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := corev1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	a := withSelector("a", &metav1.LabelSelector{MatchLabels: map[string]string{"team": "a"}})
+	b := withSelector("b", &metav1.LabelSelector{MatchLabels: map[string]string{"team": "b"}})
+	b.Namespace = "other"
+	lists := map[string]int{}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(&a, &b,
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "apps", Labels: map[string]string{"team": "a"}}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"team": "b"}}}).
+		WithInterceptorFuncs(interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			kind := fmt.Sprintf("%T", list)
+			if m, ok := list.(*metav1.PartialObjectMetadataList); ok {
+				kind = m.GetObjectKind().GroupVersionKind().Kind
+			}
+			lists[kind]++
+			return c.List(ctx, list, opts...)
+		}}).Build()
+	m := NewReader(c)
+	for range 3 {
+		for ns, want := range map[string][]string{"ns": {"apps"}, "other": {"web"}} {
+			got, err := m.Of(context.Background(), ns)
+			if err != nil || !slices.Equal(got.Spec.TargetNamespaces, want) {
+				t.Fatalf("Of(%s) = %v, %v; want %v", ns, got, err, want)
+			}
+			alone, err := Of(context.Background(), c, ns)
+			if err != nil || !reflect.DeepEqual(alone, got) {
+				t.Fatalf("the Reader's answer for %s differs from Of's: %v against %v (%v)", ns, got, alone, err)
+			}
+		}
+	}
+	lists = map[string]int{}
+	m = NewReader(c)
+	for range 3 {
+		_, _ = m.Of(context.Background(), "ns")
+		_, _ = m.Of(context.Background(), "other")
+	}
+	if lists["*v1.OperatorGroupList"] != 2 || lists["NamespaceList"] != 1 {
+		t.Errorf("lists made: %v; want 2 of OperatorGroups (one per namespace) and 1 of namespaces", lists)
 	}
 }

@@ -170,6 +170,7 @@ func (r *Reconciler) checkConflict(ctx context.Context, sub *omv1.Subscription, 
 		return a.Namespace < b.Namespace || (a.Namespace == b.Namespace && a.Name < b.Name)
 	})
 	mine := installation{namespace: sub.Namespace, name: sub.Name, pkg: b.Package, targets: targetsOf(sub, b), apiServices: b.OwnedAPIServices}
+	ogs := operatorgroup.NewReader(r.Client) // the namespaces listed once for all the others
 	for i := range list.Items {
 		other := &list.Items[i]
 		if (other.Namespace == sub.Namespace && other.Name == sub.Name) || other.Spec.Option == omv1.OptionDelete ||
@@ -189,7 +190,7 @@ func (r *Reconciler) checkConflict(ctx context.Context, sub *omv1.Subscription, 
 		}
 		// What the other watches: its OperatorGroup's targets where it names none (with
 		// several OperatorGroups, it counts as written).
-		_ = operatorgroup.ApplyFrom(ctx, r.Client, other)
+		_ = ogs.ApplyFrom(ctx, other)
 		theirs := installation{namespace: other.Namespace, name: other.Name, pkg: pkg, targets: targetsOf(other, ob)}
 		if ob != nil {
 			theirs.apiServices = ob.OwnedAPIServices

@@ -71,6 +71,7 @@ func (r *Reconciler) installedIn(ctx context.Context, sub *omv1.Subscription, ne
 		return nil, err
 	}
 	var out []resolve.Installed
+	ogs := operatorgroup.NewReader(r.Client) // each namespace's OperatorGroup read once for all its Subscriptions
 	for i := range list.Items {
 		s := &list.Items[i]
 		if (s.Namespace == sub.Namespace && s.Name == sub.Name) || s.Spec.Option == omv1.OptionDelete || !s.DeletionTimestamp.IsZero() {
@@ -81,7 +82,7 @@ func (r *Reconciler) installedIn(ctx context.Context, sub *omv1.Subscription, ne
 			continue
 		}
 		if s.Namespace != sub.Namespace {
-			_ = operatorgroup.ApplyFrom(ctx, r.Client, s) // its OperatorGroup's targets, where it names none
+			_ = ogs.ApplyFrom(ctx, s) // its OperatorGroup's targets, where it names none
 			if refusedForConflict(s) || !render.Watches(targetsOf(s, b), sub.Namespace) {
 				continue
 			}
