@@ -897,7 +897,7 @@ func parseWindows(values []string) ([]omv1.UpgradeWindow, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--upgrade-window %q: %v", v, strings.TrimPrefix(err.Error(), "spec.upgradeWindows[0]."))
 		}
-		if !st.Open && st.Opens.IsZero() {
+		if st.NeverOpens() {
 			return nil, fmt.Errorf("--upgrade-window %q: the schedule never fires", v)
 		}
 		windows = append(windows, w)

@@ -86,6 +86,11 @@ func At(windows []omv1.UpgradeWindow, now time.Time) (State, error) {
 	return st, nil
 }
 
+// NeverOpens says the windows are shut for good: none is open and none ever opens (each
+// schedule names a day that never comes, such as February 30th). That is a mistake to
+// mend, not a wait: the manager holds the upgrade as Invalid, the CLI refuses the flag.
+func (s State) NeverOpens() bool { return !s.Open && s.Opens.IsZero() }
+
 // Describe says a closed state's next opening for a person. The time is absolute (UTC),
 // not "in 3h": the words go into a status, which must not change while nothing does.
 func Describe(st State) string {

@@ -77,6 +77,9 @@ func TestAt(t *testing.T) {
 			if st.Open != tc.open || !st.Closes.Equal(closes) || !st.Opens.Equal(opens) {
 				t.Errorf("At = %+v, want open %v, closes %s, opens %s", st, tc.open, tc.closes, tc.opens)
 			}
+			if never := !tc.open && tc.opens == ""; st.NeverOpens() != never {
+				t.Errorf("NeverOpens = %v, want %v", st.NeverOpens(), never)
+			}
 		})
 	}
 }

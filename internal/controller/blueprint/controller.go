@@ -325,8 +325,7 @@ func WindowHold(sub *omv1.Subscription, bp *omv1.Blueprint, now time.Time) (*Hol
 	if st.Open {
 		return nil, time.Time{}
 	}
-	if st.Opens.IsZero() {
-		// Schedules that never fire (February 30th): a mistake to mend, not a wait.
+	if st.NeverOpens() {
 		return &Hold{Window: true, Invalid: true, Message: "spec.upgradeWindows: " + upgradewindow.Describe(st)}, time.Time{}
 	}
 	return &Hold{Window: true, Message: upgradewindow.Describe(st)}, st.Opens

@@ -1,8 +1,6 @@
 package subscription
 
 import (
-	"strings"
-
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -59,11 +57,11 @@ func readiness(st *omv1.SubscriptionStatus) (ready bool, state, reason string) {
 		}
 	}
 	switch st.Opstatus {
-	case lower(omv1.BlueprintWaitingForApproval), lower(omv1.BlueprintUpgradeHeld), "required":
+	case opstatusOf(omv1.BlueprintWaitingForApproval), opstatusOf(omv1.BlueprintUpgradeHeld), "required":
 		return false, StateWaiting, reason
-	case lower(omv1.BlueprintFailed), lower(omv1.BlueprintRolledBack), lower(omv1.BlueprintBlocked):
+	case opstatusOf(omv1.BlueprintFailed), opstatusOf(omv1.BlueprintRolledBack), opstatusOf(omv1.BlueprintBlocked):
 		return false, StateFailed, reason
-	case lower(omv1.BlueprintSucceeded):
+	case opstatusOf(omv1.BlueprintSucceeded):
 		if h := meta.FindStatusCondition(st.Conditions, omv1.ConditionHealthy); h != nil && h.Status == metav1.ConditionFalse {
 			return false, StateUnhealthy, reason
 		}
@@ -72,8 +70,6 @@ func readiness(st *omv1.SubscriptionStatus) (ready bool, state, reason string) {
 	}
 	return false, StateProgressing, reason
 }
-
-func lower(p omv1.BlueprintPhase) string { return strings.ToLower(string(p)) }
 
 // recordReadiness sets the Subscription's series of operator_manager_subscription_ready.
 func recordReadiness(sub *omv1.Subscription) {

@@ -74,13 +74,13 @@ func (r *Reconciler) mirror(sub *omv1.Subscription, bp *omv1.Blueprint) {
 			st.CurrentRevision = h.Revision
 		}
 	}
-	st.Opstatus = strings.ToLower(string(bp.Status.Phase))
+	st.Opstatus = opstatusOf(bp.Status.Phase)
 	if st.Opstatus == "" {
 		// A Blueprint not looked at yet: its first phase, said in the write that created
 		// it rather than in one more.
 		st.Opstatus = "pending"
 		if bp.Status.CurrentCSV == "" && bp.Spec.ClusterServiceVersionName != "" && !blueprint.AwaitsApproval(blueprint.PolicyOf(sub), bp) {
-			st.Opstatus = strings.ToLower(string(omv1.BlueprintInstalling))
+			st.Opstatus = opstatusOf(omv1.BlueprintInstalling)
 		}
 	}
 	ready := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionReady)
@@ -251,3 +251,7 @@ func stepsOnly(before, after []metav1.Condition) bool {
 	}
 	return true
 }
+
+// opstatusOf is the original operator-manager's status.opstatus for a Blueprint phase
+// (its phase in lower case), as written here and read by readiness.
+func opstatusOf(p omv1.BlueprintPhase) string { return strings.ToLower(string(p)) }
