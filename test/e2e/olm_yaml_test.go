@@ -652,12 +652,21 @@ spec: {package: cache-operator, channel: stable, version: 1.0.0, catalog: regist
 	waitRunning(t, ns, "cache", "cache-operator.v1.0.0")
 
 	// The server goes: the CatalogSource says so and keeps its catalog, from which the
-	// next version still installs.
+	// next version still installs. The manager restarts meanwhile (a crash): it finds the
+	// catalog it last read on its disk, says so, and uses it.
 	stop()
 	eventually(t, time.Minute, "the CatalogSource saying its registry server is gone", func() bool {
 		c := meta.FindStatusCondition(getCatalogSource(t, ns, "registry").Status.Conditions, omv1.ConditionReady)
 		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == omv1.ReasonLoadFailed &&
 			strings.Contains(c.Message, "registry server "+addr) && strings.Contains(c.Message, "still used")
+	}, func() string { return fmt.Sprint(getCatalogSource(t, ns, "registry").Status.Conditions) })
+	killManager(t)
+	if err := startManager(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "the restarted manager saying it uses the catalog kept on its disk", func() bool {
+		c := meta.FindStatusCondition(getCatalogSource(t, ns, "registry").Status.Conditions, omv1.ConditionReady)
+		return c != nil && c.Status == metav1.ConditionFalse && strings.Contains(c.Message, "kept on its disk, is used")
 	}, func() string { return fmt.Sprint(getCatalogSource(t, ns, "registry").Status.Conditions) })
 	patchSub(t, ns, "cache", func(s *omv1.Subscription) { s.Spec.Version = "1.1.0" })
 	waitRunning(t, ns, "cache", "cache-operator.v1.1.0")

@@ -120,11 +120,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	poll := pollInterval(&cs.Spec)
 	prev := r.Store.Get(req.NamespacedName)
 	cat, changed, err := r.load(ctx, req.NamespacedName, cs, prev)
+	if err != nil && prev == nil {
+		if kept := r.onDisk(ctx, req.NamespacedName, cs); kept != nil {
+			err = &keptOnDisk{cat: kept, err: err}
+		}
+	}
 	if err != nil {
 		msg := err.Error()
-		if prev != nil {
+		var kept *keptOnDisk
+		switch {
+		case prev != nil:
 			// Keep serving the last good catalog: installs and rollbacks go on.
 			msg += "; the previously loaded catalog (digest " + prev.Digest + ") is still used"
+		case errors.As(err, &kept):
+			r.Store.set(req.NamespacedName, kept.cat)
+			metrics.CatalogBundles.WithLabelValues(req.Namespace, req.Name).Set(float64(len(kept.cat.Bundles())))
+			msg += "; the catalog read before the manager started (digest " + kept.cat.Digest + "), kept on its disk, is used"
 		}
 		meta.SetStatusCondition(&cs.Status.Conditions, metav1.Condition{
 			Type: omv1.ConditionReady, Status: metav1.ConditionFalse, Reason: omv1.ReasonLoadFailed,
