@@ -129,7 +129,9 @@ func renderBundle(cat *catalog.Catalog, b *catalog.Bundle, image string) (*catal
 		return nil, fmt.Errorf("bundle %s: no image reference", b.Ref())
 	}
 	blob := &catalog.FBCBundle{Schema: catalog.SchemaBundle, Name: b.CSVName, Package: b.Package, Image: image}
-	add := func(typ string, v any) { blob.Properties = append(blob.Properties, catalog.FBCProperty{Type: typ, Value: v}) }
+	add := func(typ string, v any) {
+		blob.Properties = append(blob.Properties, catalog.FBCProperty{Type: typ, Value: v})
+	}
 	add(catalog.PropPackage, packageProp{PackageName: b.Package, Version: b.Version.String()})
 	for _, c := range b.OwnedCRDs {
 		add(catalog.PropGVK, gvkProp{Group: c.Group, Kind: c.Kind, Version: c.Version})

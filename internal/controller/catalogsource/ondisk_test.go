@@ -85,7 +85,9 @@ func TestRestartWithSourceDown(t *testing.T) {
 	}
 	loaded := map[string]*omv1.CatalogSource{}
 	for _, name := range []string{"kept-grpc", "kept-image"} {
-		loaded[name] = waitFor(t, name, func(cs *omv1.CatalogSource) bool { return cs.Status.Bundles == 2 && ready(cs).Status == metav1.ConditionTrue })
+		loaded[name] = waitFor(t, name, func(cs *omv1.CatalogSource) bool {
+			return cs.Status.Bundles == 2 && ready(cs).Status == metav1.ConditionTrue
+		})
 	}
 
 	stop()
