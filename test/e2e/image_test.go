@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -85,6 +86,38 @@ func publish(t *testing.T, dir, ref string) *imagecatalog.Published {
 		t.Fatalf("publishing %s as %s: %v", dir, ref, err)
 	}
 	return p
+}
+
+// catalogLoaded is a condition for eventually: the CatalogSource is Ready with these
+// counts.
+func catalogLoaded(t *testing.T, ns, name string, packages, bundles int32) func() bool {
+	return func() bool {
+		cs := getCatalogSource(t, ns, name)
+		c := meta.FindStatusCondition(cs.Status.Conditions, omv1.ConditionReady)
+		return c != nil && c.Status == metav1.ConditionTrue && cs.Status.Packages == packages && cs.Status.Bundles == bundles
+	}
+}
+
+// catalogFailing is a condition for eventually: the CatalogSource's load failed
+// (Ready=False LoadFailed), its message saying each of words.
+func catalogFailing(t *testing.T, ns, name string, words ...string) func() bool {
+	return func() bool {
+		c := meta.FindStatusCondition(getCatalogSource(t, ns, name).Status.Conditions, omv1.ConditionReady)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != omv1.ReasonLoadFailed {
+			return false
+		}
+		for _, w := range words {
+			if !strings.Contains(c.Message, w) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// catalogStatus describes a CatalogSource's status, for eventually.
+func catalogStatus(t *testing.T, ns, name string) func() string {
+	return func() string { return fmt.Sprint(getCatalogSource(t, ns, name).Status) }
 }
 
 func getCatalogSource(t *testing.T, ns, name string) *omv1.CatalogSource {

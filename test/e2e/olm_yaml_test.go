@@ -15,7 +15,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -634,15 +633,8 @@ spec:
   displayName: A registry server
   updateStrategy: {registryPoll: {interval: 2s}}
 `)
-	ready := func(bundles int32) func() bool {
-		return func() bool {
-			cs := getCatalogSource(t, ns, "registry")
-			c := meta.FindStatusCondition(cs.Status.Conditions, omv1.ConditionReady)
-			return c != nil && c.Status == metav1.ConditionTrue && cs.Status.Packages == 1 && cs.Status.Bundles == bundles
-		}
-	}
-	status := func() string { return fmt.Sprint(getCatalogSource(t, ns, "registry").Status) }
-	eventually(t, time.Minute, "the CatalogSource loads from its registry server", ready(2), status)
+	status := catalogStatus(t, ns, "registry")
+	eventually(t, time.Minute, "the CatalogSource loads from its registry server", catalogLoaded(t, ns, "registry", 1, 2), status)
 	createStrict(t, ns, `
 apiVersion: operators.coreos.com.operator-manager.domain/v1
 kind: Subscription
@@ -655,25 +647,20 @@ spec: {package: cache-operator, channel: stable, version: 1.0.0, catalog: regist
 	// next version still installs. The manager restarts meanwhile (a crash): it finds the
 	// catalog it last read on its disk, says so, and uses it.
 	stop()
-	eventually(t, time.Minute, "the CatalogSource saying its registry server is gone", func() bool {
-		c := meta.FindStatusCondition(getCatalogSource(t, ns, "registry").Status.Conditions, omv1.ConditionReady)
-		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == omv1.ReasonLoadFailed &&
-			strings.Contains(c.Message, "registry server "+addr) && strings.Contains(c.Message, "still used")
-	}, func() string { return fmt.Sprint(getCatalogSource(t, ns, "registry").Status.Conditions) })
+	eventually(t, time.Minute, "the CatalogSource saying its registry server is gone",
+		catalogFailing(t, ns, "registry", "registry server "+addr, "still used"), status)
 	killManager(t)
 	if err := startManager(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, time.Minute, "the restarted manager saying it uses the catalog kept on its disk", func() bool {
-		c := meta.FindStatusCondition(getCatalogSource(t, ns, "registry").Status.Conditions, omv1.ConditionReady)
-		return c != nil && c.Status == metav1.ConditionFalse && strings.Contains(c.Message, "kept on its disk, is used")
-	}, func() string { return fmt.Sprint(getCatalogSource(t, ns, "registry").Status.Conditions) })
+	eventually(t, time.Minute, "the restarted manager saying it uses the catalog kept on its disk",
+		catalogFailing(t, ns, "registry", "registry server "+addr, "kept on its disk, is used"), status)
 	patchSub(t, ns, "cache", func(s *omv1.Subscription) { s.Spec.Version = "1.1.0" })
 	waitRunning(t, ns, "cache", "cache-operator.v1.1.0")
 
 	// It comes back at the same address with a new version: polled, and followed.
 	serveRegistry(t, catalogTree(t, "grpc-v2", "cache-operator/1.0.0", "cache-operator/1.1.0", "cache-operator/1.2.0"), addr)
-	eventually(t, time.Minute, "the CatalogSource reloaded with 1.2.0", ready(3), status)
+	eventually(t, time.Minute, "the CatalogSource reloaded with 1.2.0", catalogLoaded(t, ns, "registry", 1, 3), status)
 	patchSub(t, ns, "cache", func(s *omv1.Subscription) { s.Spec.Version = "" })
 	waitRunning(t, ns, "cache", "cache-operator.v1.2.0")
 	kubectl(t, "delete", "subscription", "cache", "-n", ns, "--wait=true")
@@ -762,15 +749,8 @@ spec:
   displayName: An OLM ConfigMap catalog
   updateStrategy: {registryPoll: {interval: 2s}}
 `)
-	ready := func(bundles int32) func() bool {
-		return func() bool {
-			cs := getCatalogSource(t, ns, "olm-catalog")
-			c := meta.FindStatusCondition(cs.Status.Conditions, omv1.ConditionReady)
-			return c != nil && c.Status == metav1.ConditionTrue && cs.Status.Packages == 1 && cs.Status.Bundles == bundles
-		}
-	}
-	status := func() string { return fmt.Sprint(getCatalogSource(t, ns, "olm-catalog").Status) }
-	eventually(t, time.Minute, "the CatalogSource loads its ConfigMap", ready(1), status)
+	status := catalogStatus(t, ns, "olm-catalog")
+	eventually(t, time.Minute, "the CatalogSource loads its ConfigMap", catalogLoaded(t, ns, "olm-catalog", 1, 1), status)
 	createStrict(t, ns, `
 apiVersion: operators.coreos.com.operator-manager.domain/v1
 kind: Subscription
@@ -790,18 +770,15 @@ spec: {name: cache-operator, channel: stable, source: olm-catalog, sourceNamespa
 	if err := k8s.Update(ctx(), cm); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, time.Minute, "the CatalogSource reloaded with 1.2.0", ready(2), status)
+	eventually(t, time.Minute, "the CatalogSource reloaded with 1.2.0", catalogLoaded(t, ns, "olm-catalog", 1, 2), status)
 	waitRunning(t, ns, "cache", "cache-operator.v1.2.0")
 
 	// The ConfigMap deleted: said so, the last catalog kept, nothing uninstalled.
 	if err := k8s.Delete(ctx(), cm); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, time.Minute, "the CatalogSource saying its ConfigMap is gone", func() bool {
-		c := meta.FindStatusCondition(getCatalogSource(t, ns, "olm-catalog").Status.Conditions, omv1.ConditionReady)
-		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == omv1.ReasonLoadFailed &&
-			strings.Contains(c.Message, "ConfigMap "+ns+"/catalog, named by spec.configMap, does not exist") && strings.Contains(c.Message, "still used")
-	}, status)
+	eventually(t, time.Minute, "the CatalogSource saying its ConfigMap is gone",
+		catalogFailing(t, ns, "olm-catalog", "ConfigMap "+ns+"/catalog, named by spec.configMap, does not exist", "still used"), status)
 	waitRunning(t, ns, "cache", "cache-operator.v1.2.0")
 	kubectl(t, "delete", "subscription", "cache", "-n", ns, "--wait=true")
 }

@@ -64,6 +64,7 @@ type Reconciler struct {
 	remotes httpSources
 	images  imageSources
 	grpc    grpcPullers
+	kept    keptSources
 }
 
 func (r *Reconciler) reader() client.Reader {
@@ -129,13 +130,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		msg := err.Error()
 		var kept *keptOnDisk
 		switch {
+		case errors.As(err, &kept):
+			r.Store.set(req.NamespacedName, kept.cat)
+			r.kept.set(req.NamespacedName, true)
+			metrics.CatalogBundles.WithLabelValues(req.Namespace, req.Name).Set(float64(len(kept.cat.Bundles())))
+			msg += keptMessage(kept.cat)
+		case prev != nil && r.kept.get(req.NamespacedName):
+			msg += keptMessage(prev) // until a load succeeds, say where the catalog in use came from
 		case prev != nil:
 			// Keep serving the last good catalog: installs and rollbacks go on.
 			msg += "; the previously loaded catalog (digest " + prev.Digest + ") is still used"
-		case errors.As(err, &kept):
-			r.Store.set(req.NamespacedName, kept.cat)
-			metrics.CatalogBundles.WithLabelValues(req.Namespace, req.Name).Set(float64(len(kept.cat.Bundles())))
-			msg += "; the catalog read before the manager started (digest " + kept.cat.Digest + "), kept on its disk, is used"
 		}
 		meta.SetStatusCondition(&cs.Status.Conditions, metav1.Condition{
 			Type: omv1.ConditionReady, Status: metav1.ConditionFalse, Reason: omv1.ReasonLoadFailed,
@@ -148,6 +152,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		return ctrl.Result{RequeueAfter: min(poll, time.Minute)}, nil
 	}
 	r.Store.set(req.NamespacedName, cat)
+	r.kept.set(req.NamespacedName, false)
 	metrics.CatalogBundles.WithLabelValues(req.Namespace, req.Name).Set(float64(len(cat.Bundles())))
 	metrics.CatalogReady.WithLabelValues(req.Namespace, req.Name).Set(1)
 	if changed || cs.Status.Digest != cat.Digest {
@@ -208,6 +213,7 @@ func (r *Reconciler) forget(key types.NamespacedName) {
 	r.images.forget(key)
 	r.forgetGRPC(key)
 	r.forgetConfigMap(key)
+	r.kept.set(key, false)
 	metrics.CatalogBundles.DeleteLabelValues(key.Namespace, key.Name)
 	metrics.CatalogReady.DeleteLabelValues(key.Namespace, key.Name)
 }

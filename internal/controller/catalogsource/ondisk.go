@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -26,6 +27,36 @@ type keptOnDisk struct {
 }
 
 func (e *keptOnDisk) Error() string { return e.err.Error() }
+
+func keptMessage(cat *catalog.Catalog) string {
+	return "; the catalog read before the manager started (digest " + cat.Digest + "), kept on its disk, is used"
+}
+
+// keptSources are the sources whose catalog in use came from the disk, not from a load
+// since the manager started: their condition says so until a load succeeds.
+type keptSources struct {
+	mu sync.Mutex
+	m  map[types.NamespacedName]bool
+}
+
+func (k *keptSources) get(key types.NamespacedName) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.m[key]
+}
+
+func (k *keptSources) set(key types.NamespacedName, kept bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if !kept {
+		delete(k.m, key)
+		return
+	}
+	if k.m == nil {
+		k.m = map[types.NamespacedName]bool{}
+	}
+	k.m[key] = true
+}
 func (e *keptOnDisk) Unwrap() error { return e.err }
 
 // onDisk looks for the catalog cs last reported, on disk. Only a catalog whose digest is
