@@ -163,6 +163,7 @@ type Manager struct {
 	Metrics string // host:port of /metrics
 	Probes  string // host:port of /healthz and /readyz
 	Log     string
+	logFrom int64 // where this run's lines begin in Log, which the runs of one name share
 	done    chan struct{}
 	exit    int
 }
@@ -221,6 +222,9 @@ func (c *Cluster) StartManager(name string, o Options) (*Manager, error) {
 	m.Cmd.Stdout, m.Cmd.Stderr = logFile, logFile
 	m.Cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	fmt.Fprintf(logFile, "=== %s: starting %s\n", time.Now().Format(time.RFC3339Nano), name)
+	if st, err := logFile.Stat(); err == nil {
+		m.logFrom = st.Size()
+	}
 	if err := m.Cmd.Start(); err != nil {
 		logFile.Close()
 		if cg != nil {
@@ -305,6 +309,16 @@ func (m *Manager) Done() <-chan struct{} { return m.done }
 
 // ExitCode is the process's exit code once Done.
 func (m *Manager) ExitCode() int { return m.exit }
+
+// LogSinceStart is all this run of the manager has logged: its log from where the run
+// began, none of an earlier run of the same name.
+func (m *Manager) LogSinceStart() string {
+	data, _ := os.ReadFile(m.Log)
+	if int64(len(data)) < m.logFrom {
+		return ""
+	}
+	return string(data[m.logFrom:])
+}
 
 // LogTail is the end of the manager's log.
 func (m *Manager) LogTail(n int) string {
