@@ -287,6 +287,8 @@ type ConfigMapReference struct {
 // +kubebuilder:printcolumn:name="Source",type=string,JSONPath=`.spec.directory`,priority=1
 // +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.spec.url`,priority=1
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.status.resolvedImage`,priority=1
+// +kubebuilder:printcolumn:name="Address",type=string,JSONPath=`.spec.address`,priority=1
+// +kubebuilder:printcolumn:name="ConfigMap",type=string,JSONPath=`.spec.configMap`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type CatalogSource struct {
 	metav1.TypeMeta   `json:",inline"`
