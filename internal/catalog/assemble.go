@@ -18,6 +18,9 @@ type pkgBuild struct {
 	fbcPackage  *fbcBlob
 	fbcFile     string
 	fbcChannels []fbcBlob
+	// deprecations is the package's olm.deprecations blob, with the file it is in.
+	deprecations     *fbcBlob
+	deprecationsFile string
 }
 
 type assembler struct {
@@ -50,6 +53,7 @@ func assemble(p *plan, jobs []bundleDirJob, results []bundleResult, fbc []fbcFil
 	a.rejectDuplicateCSVs()
 	for _, name := range a.order {
 		a.buildChannels(a.pkgs[name])
+		a.applyDeprecations(a.pkgs[name])
 	}
 	a.index()
 	return a.cat
@@ -145,6 +149,17 @@ func (a *assembler) addFBC(results []fbcFileResult) {
 				pb.bundles = append(pb.bundles, b)
 			}
 		}
+		for _, blob := range f.deprecations {
+			pb := a.fbcPackage(blob.Package, f.file, SchemaDeprecations, blob.Package)
+			switch {
+			case pb == nil:
+			case pb.deprecations != nil:
+				a.reject(f.file, fmt.Sprintf("%s of package %q (line %d): a second one; %s has the first (a package has at most one)",
+					SchemaDeprecations, blob.Package, blob.line, pb.deprecationsFile))
+			default:
+				pb.deprecations, pb.deprecationsFile = &blob, f.file
+			}
+		}
 	}
 }
 
@@ -217,4 +232,38 @@ func sortRejections(rs []Rejection) {
 	slices.SortStableFunc(rs, func(a, b Rejection) int {
 		return cmp.Or(strings.Compare(a.Path, b.Path), strings.Compare(a.Reason, b.Reason))
 	})
+}
+
+// applyDeprecations marks what a package's olm.deprecations blob deprecates. An entry
+// naming a channel or bundle the package lacks is a warning: the rest of the package is
+// sound, and the entry may be for a version already pruned from the catalog.
+func (a *assembler) applyDeprecations(pb *pkgBuild) {
+	if pb.deprecations == nil {
+		return
+	}
+	p := pb.pkg
+	for i, e := range pb.deprecations.deprecations {
+		switch e.Reference.Schema {
+		case SchemaPackage:
+			p.Deprecation = e.Message
+		case SchemaChannel:
+			if c := p.Channel(e.Reference.Name); c != nil {
+				c.Deprecation = e.Message
+				continue
+			}
+			a.warn(pb.deprecationsFile, fmt.Sprintf("%s of package %q: entries[%d] deprecates channel %q, which the package does not have",
+				SchemaDeprecations, p.Name, i, e.Reference.Name))
+		case SchemaBundle:
+			found := false
+			for _, b := range pb.bundles {
+				if b.CSVName == e.Reference.Name {
+					b.Deprecation, found = e.Message, true
+				}
+			}
+			if !found {
+				a.warn(pb.deprecationsFile, fmt.Sprintf("%s of package %q: entries[%d] deprecates bundle %q, which the package does not have",
+					SchemaDeprecations, p.Name, i, e.Reference.Name))
+			}
+		}
+	}
 }

@@ -64,14 +64,25 @@ func catalogDigest(pkgs []*Package) string {
 	}
 	for _, p := range pkgs {
 		line("package", p.Name, p.DefaultChannel, string(p.Layout))
+		// Deprecations are hashed only where there are some, so the digest of a catalog
+		// without any is what it always was.
+		if p.Deprecation != "" {
+			line("package deprecated", p.Deprecation)
+		}
 		for _, c := range p.Channels {
 			line("channel", c.Name, c.Head)
+			if c.Deprecation != "" {
+				line("channel deprecated", c.Deprecation)
+			}
 			for _, e := range c.Entries {
 				line("entry", e.Name, e.Replaces, strings.Join(e.Skips, ","), e.SkipRange.Raw)
 			}
 		}
 		for _, b := range p.Bundles {
 			line("bundle", b.CSVName, b.Version.String(), b.RelPath, b.Digest)
+			if b.Deprecation != "" {
+				line("bundle deprecated", b.Deprecation)
+			}
 		}
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))

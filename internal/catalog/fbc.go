@@ -18,6 +18,9 @@ const (
 	SchemaPackage = "olm.package"
 	SchemaChannel = "olm.channel"
 	SchemaBundle  = "olm.bundle"
+	// SchemaDeprecations holds a package's deprecations: of the package, of channels,
+	// of bundles, each with a message (OLM 0.27 and opm's format).
+	SchemaDeprecations = "olm.deprecations"
 
 	PropPackage         = "olm.package"
 	PropGVK             = "olm.gvk"
@@ -41,6 +44,9 @@ type fbcBlob struct {
 	Entries        []fbcEntry     `json:"entries"`
 	Properties     []fbcProperty  `json:"properties"`
 	RelatedImages  []RelatedImage `json:"relatedImages"`
+
+	// deprecations are an olm.deprecations blob's entries.
+	deprecations []fbcDeprecation
 
 	// raw is the blob as canonical JSON (sorted keys), the same whether the file was
 	// YAML or JSON, so a bundle's digest does not depend on the catalog's encoding.
@@ -98,8 +104,53 @@ func parseFBCBlob(doc document) (fbcBlob, error) {
 			return b, err
 		}
 		return b, checkName("name", b.Name)
+	case SchemaDeprecations:
+		if err := checkName("package", b.Package); err != nil {
+			return b, err
+		}
+		var d struct {
+			Entries []fbcDeprecation `json:"entries"`
+		}
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return b, fmt.Errorf("entries: %w", err)
+		}
+		for i, e := range d.Entries {
+			if err := e.check(); err != nil {
+				return b, fmt.Errorf("entries[%d]: %w", i, err)
+			}
+		}
+		b.deprecations = d.Entries
 	}
 	return b, nil
+}
+
+// fbcDeprecation is one entry of an olm.deprecations blob: what it deprecates (the
+// package, a channel or a bundle, by name) and why.
+type fbcDeprecation struct {
+	Reference struct {
+		Schema string `json:"schema"`
+		Name   string `json:"name"`
+	} `json:"reference"`
+	Message string `json:"message"`
+}
+
+func (e fbcDeprecation) check() error {
+	switch e.Reference.Schema {
+	case SchemaPackage:
+		if e.Reference.Name != "" {
+			return fmt.Errorf("reference.name %q: a package reference names nothing (the blob's package is meant)", e.Reference.Name)
+		}
+	case SchemaChannel, SchemaBundle:
+		if err := checkName("reference.name", e.Reference.Name); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("reference.schema %q: want %s, %s or %s", e.Reference.Schema, SchemaPackage, SchemaChannel, SchemaBundle)
+	}
+	if strings.TrimSpace(e.Message) == "" {
+		return errors.New("message is empty: a deprecation says why, or what to use instead")
+	}
+	return nil
 }
 
 func yamlToJSON(doc []byte) (raw []byte, err error) {

@@ -8,11 +8,12 @@ import (
 
 // fbcFileResult is what one File-Based Catalog file yields.
 type fbcFileResult struct {
-	file       string
-	packages   []fbcBlob
-	channels   []fbcBlob
-	bundles    []*Bundle
-	rejections []Rejection
+	file         string
+	packages     []fbcBlob
+	channels     []fbcBlob
+	deprecations []fbcBlob
+	bundles      []*Bundle
+	rejections   []Rejection
 }
 
 // loadFBCFile reads one catalog file: its olm.package and olm.channel blobs are kept for
@@ -34,6 +35,8 @@ func loadFBCFile(r *fsReader, file string) fbcFileResult {
 			res.packages = append(res.packages, blob)
 		case SchemaChannel:
 			res.channels = append(res.channels, blob)
+		case SchemaDeprecations:
+			res.deprecations = append(res.deprecations, blob)
 		case SchemaBundle:
 			b, _, err := fbcBundleFiles(r, file, blob, false)
 			if err != nil {

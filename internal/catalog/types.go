@@ -140,6 +140,8 @@ type Bundle struct {
 	CSVName  string         `json:"csvName"`
 	Version  semver.Version `json:"version"`
 	Channels []string       `json:"channels,omitempty"`
+	// Deprecation is the catalog's message when it deprecates this version.
+	Deprecation string `json:"deprecation,omitempty"`
 	// Replaces, Skips and SkipRange come from the CSV (spec.replaces, spec.skips and the
 	// olm.skipRange annotation). The upgrade graph itself lives in Channel entries,
 	// because a File-Based Catalog can give a bundle different edges per channel.
@@ -222,6 +224,9 @@ type Package struct {
 	Layout         Layout     `json:"layout"`
 	RelPath        string     `json:"relPath"`
 	Channels       []*Channel `json:"channels"`
+	// Deprecation is the catalog's message when it deprecates the whole package (a
+	// File-Based Catalog's olm.deprecations); empty when it does not.
+	Deprecation string `json:"deprecation,omitempty"`
 	// Bundles are all bundles of the package, by ascending version.
 	Bundles []*Bundle `json:"-"`
 }
@@ -241,6 +246,8 @@ type Channel struct {
 	Name string `json:"name"`
 	// Head is the CSV name of the newest bundle of the channel.
 	Head string `json:"head"`
+	// Deprecation is the catalog's message when it deprecates the channel.
+	Deprecation string `json:"deprecation,omitempty"`
 	// Entries are the channel's members, by descending version.
 	Entries []ChannelEntry `json:"entries"`
 }
