@@ -49,3 +49,45 @@ type FBCProperty struct {
 
 // PropBundleObject is the property holding one of a bundle's manifests, base64-encoded.
 const PropBundleObject = propBundleObject
+
+// FBCDeprecations is an olm.deprecations blob.
+type FBCDeprecations struct {
+	Schema  string                `json:"schema"`
+	Package string                `json:"package"`
+	Entries []FBCDeprecationEntry `json:"entries"`
+}
+
+// FBCDeprecationEntry deprecates the package, a channel or a bundle, with a message.
+type FBCDeprecationEntry struct {
+	Reference FBCReference `json:"reference"`
+	Message   string       `json:"message"`
+}
+
+// FBCReference names what a deprecation entry deprecates.
+type FBCReference struct {
+	Schema string `json:"schema"`
+	Name   string `json:"name,omitempty"`
+}
+
+// DeprecationsOf is the olm.deprecations blob that says what of p its catalog deprecates,
+// or nil when nothing is: rendering a catalog again (a catalog image, a mirror) keeps them.
+func DeprecationsOf(p *Package) *FBCDeprecations {
+	d := &FBCDeprecations{Schema: SchemaDeprecations, Package: p.Name}
+	if p.Deprecation != "" {
+		d.Entries = append(d.Entries, FBCDeprecationEntry{Reference: FBCReference{Schema: SchemaPackage}, Message: p.Deprecation})
+	}
+	for _, c := range p.Channels {
+		if c.Deprecation != "" {
+			d.Entries = append(d.Entries, FBCDeprecationEntry{Reference: FBCReference{Schema: SchemaChannel, Name: c.Name}, Message: c.Deprecation})
+		}
+	}
+	for _, b := range p.Bundles {
+		if b.Deprecation != "" {
+			d.Entries = append(d.Entries, FBCDeprecationEntry{Reference: FBCReference{Schema: SchemaBundle, Name: b.CSVName}, Message: b.Deprecation})
+		}
+	}
+	if len(d.Entries) == 0 {
+		return nil
+	}
+	return d
+}

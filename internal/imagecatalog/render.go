@@ -119,6 +119,11 @@ func render(cat *catalog.Catalog, imageFor func(*catalog.Bundle) string, objects
 				return nil, err
 			}
 		}
+		if d := catalog.DeprecationsOf(p); d != nil {
+			if err := enc.Encode(d); err != nil {
+				return nil, err
+			}
+		}
 		out[CatalogFile(p.Name)] = buf.Bytes()
 	}
 	return out, nil
