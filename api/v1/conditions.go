@@ -11,6 +11,14 @@ const (
 	ConditionUpgradePending = "UpgradePending"
 	ConditionRolledBack     = "RolledBack"
 	ConditionBlocked        = "Blocked"
+
+	// OLM's deprecation conditions of a Subscription, present (True) only while its
+	// catalog deprecates what it installs: the package, its channel, or the version it
+	// runs (a File-Based Catalog's olm.deprecations). Deprecated sums the three up.
+	ConditionDeprecated        = "Deprecated"
+	ConditionPackageDeprecated = "PackageDeprecated"
+	ConditionChannelDeprecated = "ChannelDeprecated"
+	ConditionBundleDeprecated  = "BundleDeprecated"
 )
 
 // Condition reasons: CamelCase words a person can act on; the message says the details.

@@ -395,7 +395,21 @@ func newCatalogShowCmd() *cobra.Command {
 }
 
 func showTable(w io.Writer, p *catalog.Package) {
-	fmt.Fprintf(w, "Package:\t%s\nLayout:\t%s\nDefault channel:\t%s\n\n", p.Name, p.Layout, p.DefaultChannel)
+	fmt.Fprintf(w, "Package:\t%s\nLayout:\t%s\nDefault channel:\t%s\n", p.Name, p.Layout, p.DefaultChannel)
+	if p.Deprecation != "" {
+		fmt.Fprintf(w, "Deprecated:\t%s\n", p.Deprecation)
+	}
+	for _, c := range p.Channels {
+		if c.Deprecation != "" {
+			fmt.Fprintf(w, "Deprecated channel %s:\t%s\n", c.Name, c.Deprecation)
+		}
+	}
+	for _, b := range p.Bundles {
+		if b.Deprecation != "" {
+			fmt.Fprintf(w, "Deprecated %s:\t%s\n", b.CSVName, b.Deprecation)
+		}
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintln(w, "CHANNEL\tCSV\tVERSION\tHEAD\tUPGRADES FROM")
 	for _, c := range p.Channels {
 		from := map[string][]string{}

@@ -802,6 +802,9 @@ func printStatus(w io.Writer, doc statusDoc) {
 		fmt.Fprintf(w, "Wanted:\t%s\n", s.Status.CurrentCSV)
 	}
 	fmt.Fprintf(w, "Status:\t%s\n", s.Status.Opstatus)
+	if c := meta.FindStatusCondition(s.Status.Conditions, omv1.ConditionDeprecated); c != nil && c.Status == metav1.ConditionTrue {
+		fmt.Fprintf(w, "Deprecated:\t%s\n", c.Message) // the catalog's words: what to move to
+	}
 	if bp := doc.Blueprint; bp != nil {
 		fmt.Fprintf(w, "Target:\t%s (phase %s)\n", bp.Spec.ClusterServiceVersionName, bp.Status.Phase)
 	}

@@ -285,6 +285,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.
 	if exists {
 		r.mirror(sub, bp)
 	}
+	r.markDeprecations(sub) // of what runs, once mirror has said what that is
 	return result, nil
 }
 

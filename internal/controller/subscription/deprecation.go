@@ -1,0 +1,71 @@
+package subscription
+
+import (
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	"github.com/operator-manager/operator-manager/internal/catalog"
+)
+
+// deprecations is what the Subscription's catalog deprecates of what it installs, as
+// OLM's conditions: PackageDeprecated, ChannelDeprecated (the channel it follows, else
+// the package's default) and BundleDeprecated (the version it runs, else the one it
+// resolves to), each with the catalog's message, and Deprecated summing them up. Pure:
+// nil when nothing is deprecated, so a catalog without deprecations changes no status.
+func deprecations(p *catalog.Package, channel string, b *catalog.Bundle) []metav1.Condition {
+	if p == nil {
+		return nil
+	}
+	if channel == "" {
+		channel = p.DefaultChannel
+	}
+	var out []metav1.Condition
+	var all []string
+	add := func(typ, msg string) {
+		if msg == "" {
+			return
+		}
+		out = append(out, metav1.Condition{Type: typ, Status: metav1.ConditionTrue, Reason: omv1.ConditionDeprecated, Message: msg})
+		all = append(all, msg)
+	}
+	add(omv1.ConditionPackageDeprecated, p.Deprecation)
+	if c := p.Channel(channel); c != nil {
+		add(omv1.ConditionChannelDeprecated, c.Deprecation)
+	}
+	if b != nil && b.Package == p.Name {
+		add(omv1.ConditionBundleDeprecated, b.Deprecation)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return append(out, metav1.Condition{Type: omv1.ConditionDeprecated, Status: metav1.ConditionTrue, Reason: omv1.ConditionDeprecated,
+		Message: strings.Join(all, "; ")})
+}
+
+var deprecationTypes = []string{omv1.ConditionDeprecated, omv1.ConditionPackageDeprecated, omv1.ConditionChannelDeprecated, omv1.ConditionBundleDeprecated}
+
+// markDeprecations sets the deprecation conditions from the Subscription's catalog. A
+// catalog not loaded changes nothing: what was said stays until the catalog says again.
+func (r *Reconciler) markDeprecations(sub *omv1.Subscription) {
+	cat := r.Catalogs.Get(r.catalogOf(sub))
+	if cat == nil {
+		return
+	}
+	pkg := sub.Status.Package
+	if pkg == "" {
+		pkg = sub.Spec.PackageName()
+	}
+	csv := sub.Status.InstalledCSV
+	if csv == "" {
+		csv = sub.Status.CurrentCSV
+	}
+	conds := deprecations(cat.Package(pkg), sub.Spec.Channel, cat.BundleByCSV(csv))
+	for _, typ := range deprecationTypes {
+		removeCondition(sub, typ)
+	}
+	for _, c := range conds {
+		setCondition(sub, c.Type, true, c.Reason, c.Message)
+	}
+}

@@ -1,0 +1,95 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	"github.com/operator-manager/operator-manager/internal/catalog"
+	"github.com/operator-manager/operator-manager/internal/imagecatalog"
+)
+
+// deprecatedCatalog writes cache-operator 1.1.0 and 1.2.0 as a File-Based Catalog under
+// <work>/catalogs/name, with an olm.deprecations blob of entries (none: no blob).
+func deprecatedCatalog(t *testing.T, name string, entries ...string) string {
+	t.Helper()
+	src, err := catalog.Load(catalogTree(t, name+"-src", "cache-operator/1.1.0", "cache-operator/1.2.0"), catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fbc, err := imagecatalog.RenderFBCWithObjects(src, func(b *catalog.Bundle) string {
+		return "example.com/cache-operator-bundle:" + b.Version.String() // not pulled: the objects are inline
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{}
+	for k, v := range fbc {
+		files[k] = string(v)
+	}
+	file := imagecatalog.CatalogFile("cache-operator")
+	if len(entries) > 0 {
+		files[file] += `{"schema":"olm.deprecations","package":"cache-operator","entries":[` + strings.Join(entries, ",") + "]}\n"
+	}
+	return writeCatalog(t, name, files)
+}
+
+// TestOLMDeprecations: a catalog's olm.deprecations reach the Subscription as OLM's
+// conditions (BundleDeprecated for the version it runs, ChannelDeprecated for the channel
+// it follows, Deprecated summing up, each with the catalog's words) and `status`; they
+// follow the catalog as it changes and the version as it moves, and leave when nothing
+// is deprecated any more. Ready is not touched: a deprecated operator still runs.
+func TestOLMDeprecations(t *testing.T) {
+	ns := "deprecations"
+	newNamespace(t, ns)
+	bundle := `{"reference":{"schema":"olm.bundle","name":"cache-operator.v1.1.0"},"message":"1.1.0 has CVE-2026-0001; upgrade to 1.2.0"}`
+	channel := `{"reference":{"schema":"olm.channel","name":"stable"},"message":"stable closes in 2027; follow fast"}`
+	dir := deprecatedCatalog(t, "deprecations", bundle, channel)
+	if err := k8s.Create(ctx(), &omv1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Name: "test", Namespace: ns},
+		Spec: omv1.CatalogSourceSpec{SourceType: omv1.SourceDirectory, Directory: dir, PollInterval: &metav1.Duration{Duration: time.Second}}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "the catalog loaded", catalogLoaded(t, ns, "test", 1, 2), catalogStatus(t, ns, "test"))
+	applyYAML(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache}
+spec: {package: cache-operator, channel: stable, version: 1.1.0, catalog: test}
+`)
+	waitRunning(t, ns, "cache", "cache-operator.v1.1.0")
+	says := func(want map[string]string) func() bool {
+		return func() bool {
+			conds := getSub(t, ns, "cache").Status.Conditions
+			for _, typ := range []string{omv1.ConditionDeprecated, omv1.ConditionPackageDeprecated, omv1.ConditionChannelDeprecated, omv1.ConditionBundleDeprecated} {
+				c := meta.FindStatusCondition(conds, typ)
+				msg, wanted := want[typ]
+				if wanted != (c != nil) || (c != nil && (c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, msg))) {
+					return false
+				}
+			}
+			return meta.IsStatusConditionTrue(conds, omv1.ConditionReady)
+		}
+	}
+	conditions := func() string { return fmt.Sprint(getSub(t, ns, "cache").Status.Conditions) }
+	eventually(t, time.Minute, "the version and the channel said deprecated", says(map[string]string{
+		omv1.ConditionBundleDeprecated: "CVE-2026-0001", omv1.ConditionChannelDeprecated: "stable closes",
+		omv1.ConditionDeprecated: "stable closes in 2027; follow fast; 1.1.0 has CVE-2026-0001"}), conditions)
+	if out, err := cli("status", "cache", "-n", ns); err != nil || !strings.Contains(out, "Deprecated:") || !strings.Contains(out, "upgrade to 1.2.0") {
+		t.Errorf("status does not say what is deprecated (%v):\n%s", err, out)
+	}
+
+	// Upgraded: the version is no longer deprecated, the channel still is.
+	patchSub(t, ns, "cache", func(s *omv1.Subscription) { s.Spec.Version = "1.2.0" })
+	waitRunning(t, ns, "cache", "cache-operator.v1.2.0")
+	eventually(t, time.Minute, "only the channel said deprecated after the upgrade", says(map[string]string{
+		omv1.ConditionChannelDeprecated: "stable closes", omv1.ConditionDeprecated: "stable closes"}), conditions)
+
+	// The catalog drops its deprecations: the conditions go.
+	deprecatedCatalog(t, "deprecations")
+	eventually(t, time.Minute, "no deprecation said once the catalog has none", says(nil), conditions)
+}
