@@ -390,12 +390,16 @@ type packageDetailBody struct {
 	DefaultChannel string        `json:"defaultChannel"`
 	Channels       []channelBody `json:"channels"`
 	Versions       []versionBody `json:"versions"`
+	// Deprecation (here, on a channel, on a version) is the catalog's message where it
+	// deprecates it (olm.deprecations).
+	Deprecation string `json:"deprecation,omitempty"`
 }
 
 type channelBody struct {
 	Name    string      `json:"name"`
-	Head    string      `json:"head"`
-	Entries []entryBody `json:"entries"`
+	Head        string      `json:"head"`
+	Entries     []entryBody `json:"entries"`
+	Deprecation string      `json:"deprecation,omitempty"`
 }
 
 type entryBody struct {
@@ -417,6 +421,7 @@ type versionBody struct {
 	RequiredCRDs   []string               `json:"requiredCRDs"`
 	Image          string                 `json:"image"`
 	RelatedImages  []catalog.RelatedImage `json:"relatedImages"`
+	Deprecation    string                 `json:"deprecation,omitempty"`
 }
 
 func crdNames(refs []catalog.CRDRef) []string {
@@ -439,9 +444,9 @@ func (s *Server) packageDetail(w http.ResponseWriter, r *http.Request, id *ident
 	}
 	m := s.catalogs.metaOf(cat, head(cat, p), true)
 	doc := packageDetailBody{Name: p.Name, DisplayName: m.DisplayName, Description: m.Description, Icon: m.Icon, Provider: m.Provider,
-		DefaultChannel: p.DefaultChannel, Channels: []channelBody{}, Versions: []versionBody{}}
+		DefaultChannel: p.DefaultChannel, Channels: []channelBody{}, Versions: []versionBody{}, Deprecation: p.Deprecation}
 	for _, c := range p.Channels {
-		cb := channelBody{Name: c.Name, Head: c.Head, Entries: []entryBody{}}
+		cb := channelBody{Name: c.Name, Head: c.Head, Entries: []entryBody{}, Deprecation: c.Deprecation}
 		for _, e := range c.Entries {
 			eb := entryBody{CSV: e.Name, Replaces: e.Replaces, Skips: append([]string{}, e.Skips...), SkipRange: e.SkipRange.Raw}
 			if e.Bundle != nil {
@@ -455,7 +460,7 @@ func (s *Server) packageDetail(w http.ResponseWriter, r *http.Request, id *ident
 		b := p.Bundles[i]
 		v := versionBody{CSV: b.CSVName, Version: b.Version.String(), Channels: append([]string{}, b.Channels...), MinKubeVersion: b.MinKubeVersion,
 			InstallModes: installModes(b.InstallModes), Dependencies: []string{}, OwnedCRDs: crdNames(b.OwnedCRDs), RequiredCRDs: crdNames(b.RequiredCRDs),
-			Image: b.Image, RelatedImages: append([]catalog.RelatedImage{}, b.RelatedImages...)}
+			Image: b.Image, RelatedImages: append([]catalog.RelatedImage{}, b.RelatedImages...), Deprecation: b.Deprecation}
 		for _, d := range b.Dependencies {
 			v.Dependencies = append(v.Dependencies, d.String())
 		}
