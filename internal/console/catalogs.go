@@ -396,7 +396,7 @@ type packageDetailBody struct {
 }
 
 type channelBody struct {
-	Name    string      `json:"name"`
+	Name        string      `json:"name"`
 	Head        string      `json:"head"`
 	Entries     []entryBody `json:"entries"`
 	Deprecation string      `json:"deprecation,omitempty"`
