@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,5 +119,46 @@ entries:
 				t.Errorf("rejections %v (bundles %d): want one saying %q, the bundles loaded", cat.Rejections, len(cat.Bundles()), tc.want)
 			}
 		})
+	}
+}
+
+// TestDeprecationsServed: a catalog's deprecations travel in the index an HTTP catalog
+// serves (catalog serve): rebuilt from its JSON, the catalog has them and the same digest.
+func TestDeprecationsServed(t *testing.T) {
+	cat, err := Load(writeCatalog(t, map[string]string{"old-operator/catalog.yaml": deprecatedFBC + `---
+schema: olm.deprecations
+package: old-operator
+entries:
+- reference: {schema: olm.package}
+  message: gone
+- reference: {schema: olm.channel, name: alpha}
+  message: closed
+- reference: {schema: olm.bundle, name: old-operator.v1.0.0}
+  message: CVE
+`}), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.Marshal(struct {
+		Packages []*Package
+		Bundles  []*Bundle
+	}{cat.Packages(), cat.Bundles()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var index struct {
+		Packages []*Package
+		Bundles  []*Bundle
+	}
+	if err := json.Unmarshal(data, &index); err != nil {
+		t.Fatal(err)
+	}
+	got, err := FromIndex(cat.Digest, index.Packages, index.Bundles, func(*Bundle) ([]File, error) { return nil, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := got.Package("old-operator")
+	if p.Deprecation != "gone" || p.Channel("alpha").Deprecation != "closed" || got.BundleByCSV("old-operator.v1.0.0").Deprecation != "CVE" {
+		t.Errorf("served: package %q, channel %q, bundle %q", p.Deprecation, p.Channel("alpha").Deprecation, got.BundleByCSV("old-operator.v1.0.0").Deprecation)
 	}
 }
