@@ -104,6 +104,7 @@ func write(ctx context.Context, c api.RegistryClient, dir string) error {
 		return fmt.Errorf("ListBundles: %w", err)
 	}
 	written := map[string]bool{}
+	deprecated := map[string][]catalog.FBCDeprecationEntry{} // package -> its bundles' deprecations
 	for {
 		b, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
@@ -126,6 +127,9 @@ func write(ctx context.Context, c api.RegistryClient, dir string) error {
 			continue // the same bundle in another channel
 		}
 		written[pkg+"/"+name] = true
+		if d := b.GetDeprecation().GetMessage(); d != "" {
+			deprecated[pkg] = append(deprecated[pkg], catalog.FBCDeprecationEntry{Reference: catalog.FBCReference{Schema: catalog.SchemaBundle, Name: name}, Message: d})
+		}
 		if len(b.GetObject()) == 0 && b.GetCsvJson() == "" && b.GetChannelName() != "" {
 			// A registry leaves the manifests of a bundle with an image out of the list
 			// (OLM unpacks the image); GetBundle carries them.
@@ -155,6 +159,13 @@ func write(ctx context.Context, c api.RegistryClient, dir string) error {
 			entries := append([]catalog.FBCEntry{}, channels[name][ch]...)
 			sort.Slice(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
 			data, err := json.Marshal(catalog.FBCChannel{Schema: catalog.SchemaChannel, Name: ch, Package: name, Entries: entries})
+			if err != nil {
+				return err
+			}
+			out = append(out, append(data, '\n')...)
+		}
+		if d := deprecations(p, deprecated[name]); d != nil {
+			data, err := json.Marshal(d)
 			if err != nil {
 				return err
 			}
@@ -327,4 +338,24 @@ func required(d *api.Dependency) (catalog.FBCProperty, bool) {
 		return catalog.FBCProperty{Type: catalog.PropGVKRequired, Value: json.RawMessage(d.GetValue())}, true
 	}
 	return catalog.FBCProperty{}, false
+}
+
+// deprecations is the olm.deprecations blob of what the server says is deprecated of
+// package p (GetPackage: the package and its channels) and of its bundles (ListBundles),
+// or nil when nothing is.
+func deprecations(p *api.Package, bundles []catalog.FBCDeprecationEntry) *catalog.FBCDeprecations {
+	d := &catalog.FBCDeprecations{Schema: catalog.SchemaDeprecations, Package: p.GetName()}
+	if m := p.GetDeprecation().GetMessage(); m != "" {
+		d.Entries = append(d.Entries, catalog.FBCDeprecationEntry{Reference: catalog.FBCReference{Schema: catalog.SchemaPackage}, Message: m})
+	}
+	for _, ch := range p.GetChannels() {
+		if m := ch.GetDeprecation().GetMessage(); m != "" {
+			d.Entries = append(d.Entries, catalog.FBCDeprecationEntry{Reference: catalog.FBCReference{Schema: catalog.SchemaChannel, Name: ch.GetName()}, Message: m})
+		}
+	}
+	d.Entries = append(d.Entries, bundles...)
+	if len(d.Entries) == 0 {
+		return nil
+	}
+	return d
 }
