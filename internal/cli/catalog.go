@@ -173,15 +173,10 @@ func (s *catalogSource) loadConfigMap() (*catalog.Catalog, error) {
 	if abs, err := filepath.Abs(name); err == nil && name != "-" {
 		name = abs
 	}
-	res, err := configmapcatalog.Write(cm.Data, filepath.Join(defaultCacheDir(), catalogsource.ConfigMapCatalogsSubdir, "cli", url.PathEscape(name)), "")
+	cat, _, err := configmapcatalog.Load(cm.Data, filepath.Join(defaultCacheDir(), catalogsource.ConfigMapCatalogsSubdir, "cli", url.PathEscape(name)), "", nil)
 	if err != nil {
 		return nil, fmt.Errorf("--configmap %s: %w", s.configMap, err)
 	}
-	cat, err := catalog.Load(res.Dir, catalog.Options{})
-	if err != nil {
-		return nil, err
-	}
-	configmapcatalog.Annotate(cat, res)
 	return cat, nil
 }
 

@@ -162,15 +162,10 @@ func (cc *catalogCache) read(ctx context.Context, id *identity, cs *omv1.Catalog
 		if err != nil {
 			return nil, fmt.Errorf("ConfigMap %s/%s of CatalogSource %s: %w", cs.Namespace, cs.Spec.ConfigMap, cs.Name, err)
 		}
-		res, err := configmapcatalog.Write(cm.Data, filepath.Join(cc.dir, catalogsource.ConfigMapCatalogsSubdir, cs.Namespace, cs.Name), "")
+		cat, _, err := configmapcatalog.Load(cm.Data, filepath.Join(cc.dir, catalogsource.ConfigMapCatalogsSubdir, cs.Namespace, cs.Name), "", nil)
 		if err != nil {
 			return nil, invalid("ConfigMap %s/%s of CatalogSource %s: %v", cs.Namespace, cs.Spec.ConfigMap, cs.Name, err)
 		}
-		cat, err := catalog.Load(res.Dir, catalog.Options{})
-		if err != nil {
-			return nil, err
-		}
-		configmapcatalog.Annotate(cat, res)
 		return cat, nil
 	}
 	return nil, invalid("CatalogSource %s/%s has sourceType %q, which the console cannot read", cs.Namespace, cs.Name, cs.Spec.SourceType)

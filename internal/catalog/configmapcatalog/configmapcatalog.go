@@ -72,6 +72,28 @@ func Write(data map[string]string, root, keep string) (Result, error) {
 	return res, err
 }
 
+// Load writes data under root (Write) and loads the catalog written, its rejections named
+// after the ConfigMap's entries (Annotate). With prev, the catalog loaded last from root,
+// an unchanged ConfigMap returns prev (changed false) and loads nothing; the manager, the
+// CLI and the console all read ConfigMap catalogs this one way.
+func Load(data map[string]string, root, keep string, prev *catalog.Catalog) (cat *catalog.Catalog, changed bool, err error) {
+	res, err := Write(data, root, keep)
+	if err != nil {
+		return nil, false, err
+	}
+	if prev != nil && prev.Root != res.Dir {
+		prev = nil
+	}
+	cat, changed, err = catalog.LoadIfChanged(res.Dir, prev, catalog.Options{})
+	if err != nil {
+		return nil, false, err
+	}
+	if changed {
+		Annotate(cat, res)
+	}
+	return cat, changed, nil
+}
+
 // Annotate renames the rejections and warnings cat's loader gave for the files Write
 // wrote after the ConfigMap entries they came from, and adds Write's own problems. It is
 // for a catalog freshly loaded from res.Dir: call it once per load.

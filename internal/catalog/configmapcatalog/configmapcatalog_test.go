@@ -40,25 +40,20 @@ func sampleData(t testing.TB) map[string]string {
 	return data
 }
 
-func load(t *testing.T, data map[string]string, root string) (*catalog.Catalog, Result) {
+func load(t *testing.T, data map[string]string, root string) *catalog.Catalog {
 	t.Helper()
-	res, err := Write(data, root, "")
-	if err != nil {
-		t.Fatal(err)
+	cat, changed, err := Load(data, root, "", nil)
+	if err != nil || !changed {
+		t.Fatalf("loaded: changed %v, %v", changed, err)
 	}
-	cat, err := catalog.Load(res.Dir, catalog.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	Annotate(cat, res)
-	return cat, res
+	return cat
 }
 
 // The ConfigMap catalog reads back as the packages, channels and bundles it lists, each
 // bundle its CSV and the CRDs it owns.
 func TestWriteReadsBack(t *testing.T) {
 	root := t.TempDir()
-	cat, res := load(t, sampleData(t), root)
+	cat := load(t, sampleData(t), root)
 	if len(cat.Rejections) != 0 || len(cat.Warnings) != 0 {
 		t.Fatalf("rejections %v, warnings %v", cat.Rejections, cat.Warnings)
 	}
@@ -87,8 +82,11 @@ func TestWriteReadsBack(t *testing.T) {
 		t.Errorf("reloader-operator owns no CRD: %v, %v", c, err)
 	}
 	again, err := Write(sampleData(t), root, "")
-	if err != nil || again.Dir != res.Dir {
-		t.Errorf("the same data is written to %s, not %s (%v)", again.Dir, res.Dir, err)
+	if err != nil || again.Dir != cat.Root {
+		t.Errorf("the same data is written to %s, not %s (%v)", again.Dir, cat.Root, err)
+	}
+	if same, changed, err := Load(sampleData(t), root, cat.Root, cat); err != nil || changed || same != cat {
+		t.Errorf("the same data loaded again over the catalog read from it: changed %v, same %v (%v)", changed, same == cat, err)
 	}
 }
 
@@ -100,7 +98,7 @@ func TestV1beta1CRD(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat, _ := load(t, data, t.TempDir())
+	cat := load(t, data, t.TempDir())
 	b := cat.BundleByCSV("cache-operator.v1.0.0")
 	if b == nil {
 		t.Fatalf("not loaded: %v", cat.Rejections)
@@ -176,7 +174,7 @@ func TestBadEntries(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cat, _ := load(t, data, t.TempDir())
+			cat := load(t, data, t.TempDir())
 			found := false
 			for _, r := range cat.Rejections {
 				if r.Path == tc.wantAt && strings.Contains(r.Reason, tc.wantWhy) {

@@ -65,19 +65,9 @@ func (r *Reconciler) loadConfigMap(ctx context.Context, key types.NamespacedName
 	if prev != nil {
 		keep = prev.Root
 	}
-	res, err := configmapcatalog.Write(cm.Data, r.configMapRoot(key), keep)
+	cat, changed, err := configmapcatalog.Load(cm.Data, r.configMapRoot(key), keep, prev)
 	if err != nil {
 		return nil, false, fmt.Errorf("ConfigMap %s: %w", cmKey, err)
-	}
-	if prev != nil && prev.Root != res.Dir {
-		prev = nil
-	}
-	cat, changed, err := catalog.LoadIfChanged(res.Dir, prev, catalog.Options{})
-	if err != nil {
-		return nil, false, fmt.Errorf("ConfigMap %s: %w", cmKey, err)
-	}
-	if changed {
-		configmapcatalog.Annotate(cat, res)
 	}
 	if ref := cs.Status.ConfigMapReference; ref == nil || ref.UID != cm.UID || ref.ResourceVersion != cm.ResourceVersion || ref.Name != name {
 		cs.Status.ConfigMapReference = &omv1.ConfigMapReference{Name: name, Namespace: key.Namespace, UID: cm.UID,
