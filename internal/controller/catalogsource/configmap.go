@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -30,11 +29,7 @@ const ConfigMapCatalogsSubdir = "configmap-catalogs"
 const configMapPollInterval = time.Minute
 
 func (r *Reconciler) configMapRoot(key types.NamespacedName) string {
-	root, err := filepath.Abs(filepath.Join(r.cacheRoot(), ConfigMapCatalogsSubdir, key.Namespace, key.Name))
-	if err != nil {
-		return filepath.Join(r.cacheRoot(), ConfigMapCatalogsSubdir, key.Namespace, key.Name)
-	}
-	return root
+	return r.sourceRoot(ConfigMapCatalogsSubdir, key)
 }
 
 // loadConfigMap reads the ConfigMap spec.configMap names, in the CatalogSource's

@@ -22,11 +22,26 @@ import (
 const GRPCCatalogsSubdir = "grpc-catalogs"
 
 func (r *Reconciler) grpcRoot(key types.NamespacedName) string {
-	root, err := filepath.Abs(filepath.Join(r.cacheRoot(), GRPCCatalogsSubdir, key.Namespace, key.Name))
-	if err != nil {
-		return filepath.Join(r.cacheRoot(), GRPCCatalogsSubdir, key.Namespace, key.Name)
+	return r.sourceRoot(GRPCCatalogsSubdir, key)
+}
+
+// sourceRoot is the directory under the cache directory's subdir where the manager
+// writes the catalogs of the CatalogSource key (a registry server's, a ConfigMap's),
+// absolute so that it compares equal to a loaded catalog's Root.
+func (r *Reconciler) sourceRoot(subdir string, key types.NamespacedName) string {
+	root := filepath.Join(r.cacheRoot(), subdir, key.Namespace, key.Name)
+	if abs, err := filepath.Abs(root); err == nil {
+		return abs
 	}
 	return root
+}
+
+// grpcImages is the puller of the bundle images of registry-server source key (see
+// grpcPullers), with the registry options o and the settings they were made from.
+func (r *Reconciler) grpcImages(key types.NamespacedName, o registry.Options, settings string) *registry.Bundles {
+	return r.grpc.bundles(key, settings, func() *registry.Bundles {
+		return &registry.Bundles{Options: o, Cache: ociparts.Layout{Dir: filepath.Join(r.cacheRoot(), BundleImagesSubdir)}}
+	})
 }
 
 // loadGRPC asks the registry server at spec.address for its catalog, written as a
@@ -51,9 +66,7 @@ func (r *Reconciler) loadGRPC(ctx context.Context, key types.NamespacedName, cs 
 	if prev != nil && prev.Root != dir {
 		prev = nil
 	}
-	return catalog.LoadIfChanged(dir, prev, catalog.Options{Images: r.grpc.bundles(key, settings, func() *registry.Bundles {
-		return &registry.Bundles{Options: o, Cache: ociparts.Layout{Dir: filepath.Join(r.cacheRoot(), BundleImagesSubdir)}}
-	})})
+	return catalog.LoadIfChanged(dir, prev, catalog.Options{Images: r.grpcImages(key, o, settings)})
 }
 
 // grpcPullers keeps, per registry-server source, the puller of its bundle images: the

@@ -11,8 +11,6 @@ import (
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	"github.com/operator-manager/operator-manager/internal/catalog"
-	"github.com/operator-manager/operator-manager/internal/ociparts"
-	"github.com/operator-manager/operator-manager/internal/registry"
 )
 
 // keptOnDisk is a failed load of a source whose catalog, as the CatalogSource last said
@@ -27,6 +25,7 @@ type keptOnDisk struct {
 }
 
 func (e *keptOnDisk) Error() string { return e.err.Error() }
+func (e *keptOnDisk) Unwrap() error { return e.err }
 
 func keptMessage(cat *catalog.Catalog) string {
 	return "; the catalog read before the manager started (digest " + cat.Digest + "), kept on its disk, is used"
@@ -57,7 +56,6 @@ func (k *keptSources) set(key types.NamespacedName, kept bool) {
 	}
 	k.m[key] = true
 }
-func (e *keptOnDisk) Unwrap() error { return e.err }
 
 // onDisk looks for the catalog cs last reported, on disk. Only a catalog whose digest is
 // status.digest is taken: it is the one the CatalogSource said it served, and so the one
@@ -92,11 +90,11 @@ func (r *Reconciler) onDisk(ctx context.Context, key types.NamespacedName, cs *o
 		r.images.set(key, &imageSource{key: resolved + " " + settings, dir: ci.Dir, cat: cat})
 		return cat
 	case omv1.SourceGRPC:
-		o, settings, err := r.registryOptions(ctx, cs)
-		if err != nil {
-			return nil
-		}
 		entries, err := os.ReadDir(r.grpcRoot(key))
+		if err != nil {
+			return nil // nothing on disk: no pull Secret need be read
+		}
+		o, settings, err := r.registryOptions(ctx, cs)
 		if err != nil {
 			return nil
 		}
@@ -104,9 +102,7 @@ func (r *Reconciler) onDisk(ctx context.Context, key types.NamespacedName, cs *o
 			if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 				continue
 			}
-			cat, err := catalog.Load(filepath.Join(r.grpcRoot(key), e.Name()), catalog.Options{Images: r.grpc.bundles(key, settings, func() *registry.Bundles {
-				return &registry.Bundles{Options: o, Cache: ociparts.Layout{Dir: filepath.Join(r.cacheRoot(), BundleImagesSubdir)}}
-			})})
+			cat, err := catalog.Load(filepath.Join(r.grpcRoot(key), e.Name()), catalog.Options{Images: r.grpcImages(key, o, settings)})
 			if err == nil && cat.Digest == cs.Status.Digest {
 				return cat
 			}
