@@ -2,7 +2,6 @@ package grpcregistry
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -29,13 +28,8 @@ func TestFetchKeepsDeprecations(t *testing.T) {
 		`{"reference":{"schema":"olm.channel","name":"stable"},"message":"stable closes"},`+
 		`{"reference":{"schema":"olm.bundle","name":"cache-operator.v1.0.0"},"message":"CVE-2026-0001"}]}`+"\n")...)
 	dir := t.TempDir()
-	for name, data := range fbc {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+	if err := registryserver.Write(fbc, dir); err != nil {
+		t.Fatal(err)
 	}
 	want, err := catalog.Load(dir, catalog.Options{})
 	if err != nil || len(want.Rejections) > 0 {
