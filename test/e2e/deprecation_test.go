@@ -79,6 +79,12 @@ spec: {package: cache-operator, channel: stable, version: 1.1.0, catalog: test}
 	eventually(t, time.Minute, "the version and the channel said deprecated", says(map[string]string{
 		omv1.ConditionBundleDeprecated: "CVE-2026-0001", omv1.ConditionChannelDeprecated: "stable closes",
 		omv1.ConditionDeprecated: "stable closes in 2027; follow fast; 1.1.0 has CVE-2026-0001"}), conditions)
+	// Said once: a Subscription whose version is deprecated is not written again and again.
+	settled := getSub(t, ns, "cache").ResourceVersion
+	time.Sleep(5 * time.Second)
+	if now := getSub(t, ns, "cache").ResourceVersion; now != settled {
+		t.Errorf("the deprecated Subscription keeps being written: resourceVersion %s -> %s: %v", settled, now, conditions())
+	}
 	if out, err := cli("status", "cache", "-n", ns); err != nil || !strings.Contains(out, "Deprecated:") || !strings.Contains(out, "upgrade to 1.2.0") {
 		t.Errorf("status does not say what is deprecated (%v):\n%s", err, out)
 	}

@@ -61,11 +61,21 @@ func (r *Reconciler) markDeprecations(sub *omv1.Subscription) {
 	if csv == "" {
 		csv = sub.Status.CurrentCSV
 	}
-	conds := deprecations(cat.Package(pkg), sub.Spec.Channel, cat.BundleByCSV(csv))
-	for _, typ := range deprecationTypes {
-		removeCondition(sub, typ)
-	}
+	setDeprecations(sub, deprecations(cat.Package(pkg), sub.Spec.Channel, cat.BundleByCSV(csv)))
+}
+
+// setDeprecations makes the deprecation conditions conds, and only those. A condition
+// that stays keeps its lastTransitionTime: removing and adding it again would stamp a new
+// one at every reconcile, a status write each time, and each write another reconcile.
+func setDeprecations(sub *omv1.Subscription, conds []metav1.Condition) {
+	wanted := map[string]bool{}
 	for _, c := range conds {
+		wanted[c.Type] = true
 		setCondition(sub, c.Type, true, c.Reason, c.Message)
+	}
+	for _, typ := range deprecationTypes {
+		if !wanted[typ] {
+			removeCondition(sub, typ)
+		}
 	}
 }

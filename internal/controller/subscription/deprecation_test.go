@@ -2,6 +2,10 @@ package subscription
 
 import (
 	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	"github.com/operator-manager/operator-manager/internal/catalog"
@@ -46,5 +50,33 @@ func TestDeprecations(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSetDeprecationsSettles: the same deprecations set again change nothing (not even a
+// lastTransitionTime, which would be a status write at every reconcile); one no longer
+// said goes, the others stay as they were.
+func TestSetDeprecationsSettles(t *testing.T) {
+	p := &catalog.Package{Name: "p", DefaultChannel: "stable", Channels: []*catalog.Channel{{Name: "stable", Deprecation: "stable closes"}}}
+	v1 := &catalog.Bundle{Package: "p", CSVName: "p.v1", Deprecation: "v1 has a CVE"}
+	sub := &omv1.Subscription{}
+	setDeprecations(sub, deprecations(p, "stable", v1))
+	first := sub.DeepCopy()
+	time.Sleep(1100 * time.Millisecond) // conditions' times have a resolution of a second
+	setDeprecations(sub, deprecations(p, "stable", v1))
+	if !equality.Semantic.DeepEqual(first.Status, sub.Status) {
+		t.Fatalf("the same deprecations set again changed the status:\n%+v\n%+v", first.Status.Conditions, sub.Status.Conditions)
+	}
+	setDeprecations(sub, deprecations(p, "stable", &catalog.Bundle{Package: "p", CSVName: "p.v2"}))
+	if meta.FindStatusCondition(sub.Status.Conditions, omv1.ConditionBundleDeprecated) != nil {
+		t.Errorf("BundleDeprecated stays after an upgrade to a version not deprecated: %+v", sub.Status.Conditions)
+	}
+	ch := meta.FindStatusCondition(sub.Status.Conditions, omv1.ConditionChannelDeprecated)
+	if was := meta.FindStatusCondition(first.Status.Conditions, omv1.ConditionChannelDeprecated); ch == nil || !ch.LastTransitionTime.Equal(&was.LastTransitionTime) {
+		t.Errorf("ChannelDeprecated %+v, want it kept as it was (%+v)", ch, was)
+	}
+	setDeprecations(sub, nil)
+	if len(sub.Status.Conditions) != 0 {
+		t.Errorf("conditions left once nothing is deprecated: %+v", sub.Status.Conditions)
 	}
 }
