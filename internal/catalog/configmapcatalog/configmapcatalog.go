@@ -320,7 +320,8 @@ func (in *input) addCSV(i int, raw json.RawMessage) {
 func (in *input) addPackage(i int, raw json.RawMessage) {
 	e := packageEntry{raw: raw}
 	var h struct {
-		PackageName string `json:"packageName"`
+		PackageName string          `json:"packageName"`
+		Channels    json.RawMessage `json:"channels"`
 	}
 	if err := json.Unmarshal(raw, &h); err != nil {
 		in.reject(at(KeyPackages, i, ""), "not a package manifest: "+err.Error())
@@ -331,12 +332,8 @@ func (in *input) addPackage(i int, raw json.RawMessage) {
 		in.reject(e.at, err.Error())
 		return
 	}
-	var ch struct {
-		Channels json.RawMessage `json:"channels"`
-	}
-	_ = json.Unmarshal(raw, &ch)
 	// Channels that cannot be read are left for the loader to name, in the package file.
-	_ = json.Unmarshal(ch.Channels, &e.channels)
+	_ = json.Unmarshal(h.Channels, &e.channels)
 	for _, p := range in.packages {
 		if p.name == e.name {
 			in.reject(e.at, "the same packageName as "+p.at)
