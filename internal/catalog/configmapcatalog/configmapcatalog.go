@@ -16,7 +16,7 @@
 //
 // Nothing is lost silently: an entry that cannot be used (a CSV no channel reaches, an
 // owned CRD the list lacks, a name that cannot be a directory) is a Rejection naming the
-// key and the entry, and Annotate renames the loader's own rejections from the files
+// key and the entry, and Load renames the loader's own rejections from the files
 // written to the entries they came from.
 package configmapcatalog
 
@@ -73,7 +73,7 @@ func Write(data map[string]string, root, keep string) (Result, error) {
 }
 
 // Load writes data under root (Write) and loads the catalog written, its rejections named
-// after the ConfigMap's entries (Annotate). With prev, the catalog loaded last from root,
+// after the ConfigMap's entries (annotate). With prev, the catalog loaded last from root,
 // an unchanged ConfigMap returns prev (changed false) and loads nothing; the manager, the
 // CLI and the console all read ConfigMap catalogs this one way.
 func Load(data map[string]string, root, keep string, prev *catalog.Catalog) (cat *catalog.Catalog, changed bool, err error) {
@@ -89,15 +89,15 @@ func Load(data map[string]string, root, keep string, prev *catalog.Catalog) (cat
 		return nil, false, err
 	}
 	if changed {
-		Annotate(cat, res)
+		annotate(cat, res)
 	}
 	return cat, changed, nil
 }
 
-// Annotate renames the rejections and warnings cat's loader gave for the files Write
+// annotate renames the rejections and warnings cat's loader gave for the files Write
 // wrote after the ConfigMap entries they came from, and adds Write's own problems. It is
 // for a catalog freshly loaded from res.Dir: call it once per load.
-func Annotate(cat *catalog.Catalog, res Result) {
+func annotate(cat *catalog.Catalog, res Result) {
 	rename := func(rs []catalog.Rejection) {
 		for i := range rs {
 			rs[i].Path = res.origin(rs[i].Path)

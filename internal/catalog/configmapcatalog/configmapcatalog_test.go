@@ -211,7 +211,7 @@ func FuzzWrite(f *testing.F) {
 		if err != nil {
 			t.Fatalf("written catalog does not load: %v", err)
 		}
-		Annotate(cat, res)
+		annotate(cat, res)
 		for _, r := range cat.Rejections {
 			if !strings.HasPrefix(r.Path, KeyCRDs+"[") && !strings.HasPrefix(r.Path, KeyCSVs+"[") && !strings.HasPrefix(r.Path, KeyPackages+"[") {
 				t.Errorf("rejection names no entry: %v", r)
