@@ -64,7 +64,7 @@ type Reconciler struct {
 	remotes httpSources
 	images  imageSources
 	grpc    grpcPullers
-	kept    keptSources
+	disk    diskStates
 }
 
 func (r *Reconciler) reader() client.Reader {
@@ -121,7 +121,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	poll := pollInterval(&cs.Spec)
 	prev := r.Store.Get(req.NamespacedName)
 	cat, changed, err := r.load(ctx, req.NamespacedName, cs, prev)
-	if err != nil && prev == nil {
+	if err != nil && prev == nil && r.disk.get(req.NamespacedName) == notLooked {
+		r.disk.set(req.NamespacedName, lookedAt)
 		if kept := r.onDisk(ctx, req.NamespacedName, cs); kept != nil {
 			err = &keptOnDisk{cat: kept, err: err}
 		}
@@ -132,10 +133,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		switch {
 		case errors.As(err, &kept):
 			r.Store.set(req.NamespacedName, kept.cat)
-			r.kept.set(req.NamespacedName, true)
+			r.disk.set(req.NamespacedName, keptFromDisk)
 			metrics.CatalogBundles.WithLabelValues(req.Namespace, req.Name).Set(float64(len(kept.cat.Bundles())))
 			msg += keptMessage(kept.cat)
-		case prev != nil && r.kept.get(req.NamespacedName):
+		case prev != nil && r.disk.get(req.NamespacedName) == keptFromDisk:
 			msg += keptMessage(prev) // until a load succeeds, say where the catalog in use came from
 		case prev != nil:
 			// Keep serving the last good catalog: installs and rollbacks go on.
@@ -152,7 +153,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		return ctrl.Result{RequeueAfter: min(poll, time.Minute)}, nil
 	}
 	r.Store.set(req.NamespacedName, cat)
-	r.kept.set(req.NamespacedName, false)
+	r.disk.set(req.NamespacedName, notLooked)
 	metrics.CatalogBundles.WithLabelValues(req.Namespace, req.Name).Set(float64(len(cat.Bundles())))
 	metrics.CatalogReady.WithLabelValues(req.Namespace, req.Name).Set(1)
 	if changed || cs.Status.Digest != cat.Digest {
@@ -213,7 +214,7 @@ func (r *Reconciler) forget(key types.NamespacedName) {
 	r.images.forget(key)
 	r.forgetGRPC(key)
 	r.forgetConfigMap(key)
-	r.kept.set(key, false)
+	r.disk.set(key, notLooked)
 	metrics.CatalogBundles.DeleteLabelValues(key.Namespace, key.Name)
 	metrics.CatalogReady.DeleteLabelValues(key.Namespace, key.Name)
 }

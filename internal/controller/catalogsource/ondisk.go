@@ -31,30 +31,43 @@ func keptMessage(cat *catalog.Catalog) string {
 	return "; the catalog read before the manager started (digest " + cat.Digest + "), kept on its disk, is used"
 }
 
-// keptSources are the sources whose catalog in use came from the disk, not from a load
-// since the manager started: their condition says so until a load succeeds.
-type keptSources struct {
+// diskState is what the manager knows of a source's catalog on its disk since it started.
+type diskState int
+
+const (
+	// notLooked: the disk has not been looked at (no load has failed without a
+	// catalog in use), or a load has succeeded since.
+	notLooked diskState = iota
+	// lookedAt: the disk was looked at once and held nothing to use. It is not looked at
+	// again at each retry: loading what it holds may take seconds.
+	lookedAt
+	// keptFromDisk: the catalog in use came from the disk; the condition says so until
+	// a load succeeds.
+	keptFromDisk
+)
+
+type diskStates struct {
 	mu sync.Mutex
-	m  map[types.NamespacedName]bool
+	m  map[types.NamespacedName]diskState
 }
 
-func (k *keptSources) get(key types.NamespacedName) bool {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.m[key]
+func (d *diskStates) get(key types.NamespacedName) diskState {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.m[key]
 }
 
-func (k *keptSources) set(key types.NamespacedName, kept bool) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if !kept {
-		delete(k.m, key)
+func (d *diskStates) set(key types.NamespacedName, s diskState) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if s == notLooked {
+		delete(d.m, key)
 		return
 	}
-	if k.m == nil {
-		k.m = map[types.NamespacedName]bool{}
+	if d.m == nil {
+		d.m = map[types.NamespacedName]diskState{}
 	}
-	k.m[key] = true
+	d.m[key] = s
 }
 
 // onDisk looks for the catalog cs last reported, on disk. Only a catalog whose digest is
