@@ -118,6 +118,11 @@ func loadBundleDir(r *fsReader, dir string) bundleResult {
 				res.warnings = append(res.warnings, Rejection{Path: path.Join(dir, name), Reason: i + " is not evaluated by the resolver"})
 			}
 			continue
+		case name == "metadata/properties.yaml" || name == "metadata/properties.yml":
+			if b.Properties, err = parseProperties(data); err != nil {
+				return reject(dir, fmt.Errorf("%s: %w", name, err))
+			}
+			continue
 		case strings.HasPrefix(name, "metadata/"):
 			continue
 		}

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -293,8 +294,39 @@ func (fb *fbcBundle) applyProperty(file string, p fbcProperty, haveVersion *bool
 			return err
 		}
 		fb.csvMeta = &m
+	case DependencyConstraint:
+		dep, err := parseConstraint(p.Value)
+		if err != nil {
+			return err
+		}
+		b.Dependencies = append(b.Dependencies, dep)
+	case PropLabelRequired:
+		dep, err := labelDependency(p.Value)
+		if err != nil {
+			return err
+		}
+		b.Dependencies = append(b.Dependencies, dep)
+	default:
+		if keptProperty(p.Type) {
+			if p.Type == PropLabel {
+				if _, err := labelDependency(p.Value); err != nil {
+					return err
+				}
+			}
+			b.Properties = append(b.Properties, Property{Type: p.Type, Value: compactJSON(p.Value)})
+		}
 	}
 	return nil
+}
+
+// compactJSON returns v without insignificant space (as it came when it cannot be
+// compacted, which the decoder that produced it rules out).
+func compactJSON(v json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	if json.Compact(&b, v) != nil {
+		return v
+	}
+	return b.Bytes()
 }
 
 // applyCSVMetadata fills what the olm.csv.metadata property says and the properties did

@@ -5,6 +5,8 @@ package catalog
 // answers written to disk) share them, so a field opm adds or renames is changed once.
 // The loader decodes into its own fbcBlob, which keeps what it needs of all three.
 
+import "github.com/operator-framework/api/pkg/constraints"
+
 // FBCPackage is an olm.package blob.
 type FBCPackage struct {
 	Schema         string `json:"schema"`
@@ -90,4 +92,27 @@ func DeprecationsOf(p *Package) *FBCDeprecations {
 		return nil
 	}
 	return d
+}
+
+// FBCProperty is the property a File-Based Catalog states d with, which the loader reads
+// back as d: olm.package.required and olm.gvk.required, or an olm.constraint where the
+// author's failureMessage must be kept, olm.label.required, and olm.constraint.
+func (d Dependency) FBCProperty() FBCProperty {
+	switch d.Type {
+	case DependencyPackage:
+		if d.Message != "" {
+			return FBCProperty{Type: DependencyConstraint, Value: constraints.Constraint{FailureMessage: d.Message,
+				Package: &constraints.PackageConstraint{PackageName: d.Package, VersionRange: d.Versions.Raw}}}
+		}
+		return FBCProperty{Type: PropPackageRequired, Value: map[string]string{"packageName": d.Package, "versionRange": d.Versions.Raw}}
+	case DependencyGVK:
+		if d.Message != "" {
+			return FBCProperty{Type: DependencyConstraint, Value: constraints.Constraint{FailureMessage: d.Message,
+				GVK: &constraints.GVKConstraint{Group: d.GVK.Group, Version: d.GVK.Version, Kind: d.GVK.Kind}}}
+		}
+		return FBCProperty{Type: PropGVKRequired, Value: d.GVK}
+	case DependencyLabel:
+		return FBCProperty{Type: PropLabelRequired, Value: map[string]string{"label": d.Label}}
+	}
+	return FBCProperty{Type: DependencyConstraint, Value: d.Constraint}
 }

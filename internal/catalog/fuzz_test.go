@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/blang/semver/v4"
 )
 
 // Every parser of catalog input returns an error on bad input and never panics. The seed
@@ -108,12 +110,24 @@ func FuzzParseDependencies(f *testing.F) {
 	addFiles(f, "testdata/layouts/*/*/metadata/dependencies.yaml")
 	f.Add([]byte("dependencies:\n- type: olm.package\n  value: {packageName: p, version: '>=1.0.0 <2.0.0 || 3.x'}\n"))
 	f.Add([]byte("dependencies:\n- type: olm.constraint\n  value: {cel: {rule: 'true'}}\n"))
+	f.Add([]byte("dependencies:\n- type: olm.label\n  value: {label: cache}\n- type: olm.constraint\n  value: {failureMessage: m, all: {constraints: [{package: {packageName: p, versionRange: '>=1.0.0'}}, " +
+		"{not: {constraints: [{gvk: {group: g, version: v1, kind: K}}]}}, {cel: {rule: 'properties.exists(p, p.type == \"x\" && semver_compare(p.value, \"1.0.0\") > 0)'}}]}}\n"))
+	sub := Subject{Package: "p", Version: semver.MustParse("1.2.0"), APIs: []GVK{{Group: "g", Version: "v1", Kind: "K"}},
+		Properties: []Property{{Type: "x", Value: []byte(`"1.1.0"`)}, {Type: PropLabel, Value: []byte(`{"label":"cache"}`)}}}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		deps, _, err := parseDependencies(data)
 		checkNoDecoderPanic(t, err)
 		for _, d := range deps {
 			if d.Type == DependencyPackage && d.Versions.Range == nil {
 				t.Fatalf("package dependency without a range: %+v", d)
+			}
+			if d.Type == DependencyConstraint {
+				// What loaded is what the resolver evaluates and messages print.
+				if err := checkConstraint(d.Constraint, "", 0); err != nil {
+					t.Fatalf("loaded constraint fails its check: %v", err)
+				}
+				_, _ = d.Matches(sub)
+				_ = d.String()
 			}
 		}
 	})
@@ -122,6 +136,9 @@ func FuzzParseDependencies(f *testing.F) {
 func FuzzParseFBC(f *testing.F) {
 	addFiles(f, "testdata/layouts/*/catalog.yaml", "testdata/layouts/index.json", "testdata/bad/*/catalog.yaml")
 	f.Add([]byte(`{"schema":"olm.bundle","package":"p","name":"p.v1","properties":[{"type":"olm.bundle.object","value":{"data":"a2luZDogeA=="}}]}`))
+	f.Add([]byte(`{"schema":"olm.bundle","package":"p","name":"p.v1","properties":[{"type":"olm.package","value":{"packageName":"p","version":"1.0.0"}},` +
+		`{"type":"olm.constraint","value":{"any":{"constraints":[{"gvk":{"group":"g","version":"v1","kind":"K"}},{"cel":{"rule":"true"}}]}}},` +
+		`{"type":"olm.label.required","value":{"label":"l"}},{"type":"olm.label","value":{"label":"m"}},{"type":"x","value":[1]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		blobs, errs := parseFBC(data)
 		for _, err := range errs {

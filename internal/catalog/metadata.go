@@ -1,11 +1,13 @@
 package catalog
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 
 	yamlv2 "go.yaml.in/yaml/v2"
+	"sigs.k8s.io/yaml"
 )
 
 // The small metadata files (package manifests, annotations, dependencies) are decoded with
@@ -107,10 +109,10 @@ func parseAnnotations(data []byte) (*bundleAnnotations, error) {
 	return a, nil
 }
 
-// parseDependencies decodes metadata/dependencies.yaml. Dependency types the loader cannot
-// evaluate (olm.label, olm.constraint) are returned as ignored so the caller can warn:
-// dropping them silently would let the resolver pick a bundle whose author said it needs
-// something more.
+// parseDependencies decodes metadata/dependencies.yaml: olm.package, olm.gvk, olm.label
+// and olm.constraint, as OLM reads them. Dependency types the loader cannot evaluate are
+// returned as ignored so the caller can warn: dropping them silently would let the
+// resolver pick a bundle whose author said it needs something more.
 func parseDependencies(data []byte) (deps []Dependency, ignored []string, err error) {
 	var f struct {
 		Dependencies []struct {
@@ -126,6 +128,7 @@ func parseDependencies(data []byte) (deps []Dependency, ignored []string, err er
 	if err := noPanic("decoding dependencies", func() error { return yamlv2.Unmarshal(data, &f) }); err != nil {
 		return nil, nil, err
 	}
+	var raw []json.RawMessage
 	for i, d := range f.Dependencies {
 		v := d.Value
 		switch d.Type {
@@ -141,6 +144,21 @@ func parseDependencies(data []byte) (deps []Dependency, ignored []string, err er
 				return nil, nil, fmt.Errorf("dependencies[%d] (%s): %w", i, d.Type, err)
 			}
 			deps = append(deps, dep)
+		case DependencyLabel, DependencyConstraint:
+			if raw == nil {
+				if raw, err = rawValues(data); err != nil {
+					return nil, nil, err
+				}
+			}
+			parse := labelDependency
+			if d.Type == DependencyConstraint {
+				parse = parseConstraint
+			}
+			dep, err := parse(raw[i])
+			if err != nil {
+				return nil, nil, fmt.Errorf("dependencies[%d] (%s): %w", i, d.Type, err)
+			}
+			deps = append(deps, dep)
 		case "":
 			return nil, nil, fmt.Errorf("dependencies[%d].type is empty", i)
 		default:
@@ -148,6 +166,52 @@ func parseDependencies(data []byte) (deps []Dependency, ignored []string, err er
 		}
 	}
 	return deps, ignored, nil
+}
+
+// rawValues returns each dependency's value as JSON, for the types read as OLM's JSON
+// types (olm.constraint and olm.label); the file decoded without error already.
+func rawValues(data []byte) ([]json.RawMessage, error) {
+	var f struct {
+		Dependencies []struct {
+			Value json.RawMessage `json:"value"`
+		} `json:"dependencies"`
+	}
+	if err := noPanic("decoding dependencies", func() error { return yaml.Unmarshal(data, &f) }); err != nil {
+		return nil, err
+	}
+	out := make([]json.RawMessage, len(f.Dependencies))
+	for i, d := range f.Dependencies {
+		out[i] = d.Value
+	}
+	return out, nil
+}
+
+// parseProperties decodes metadata/properties.yaml: the properties a bundle declares
+// beyond its CSV (olm.label, a catalog's own types), kept for constraints to read. The
+// types the index models otherwise are left out (see keptProperty).
+func parseProperties(data []byte) ([]Property, error) {
+	var f struct {
+		Properties []Property `json:"properties"`
+	}
+	if err := noPanic("decoding properties", func() error { return yaml.Unmarshal(data, &f) }); err != nil {
+		return nil, err
+	}
+	var out []Property
+	for i, p := range f.Properties {
+		if p.Type == "" {
+			return nil, fmt.Errorf("properties[%d].type is empty", i)
+		}
+		if !keptProperty(p.Type) {
+			continue
+		}
+		if p.Type == PropLabel {
+			if _, err := labelDependency(p.Value); err != nil {
+				return nil, fmt.Errorf("properties[%d] (%s): %w", i, p.Type, err)
+			}
+		}
+		out = append(out, Property{Type: p.Type, Value: compactJSON(p.Value)})
+	}
+	return out, nil
 }
 
 func packageDependency(pkg, versions string) (Dependency, error) {

@@ -183,9 +183,33 @@ func TestParseDependencies(t *testing.T) {
 		},
 		{
 			"unevaluated types reported",
-			"dependencies:\n- type: olm.label\n  value: {label: x}\n",
-			"", nil, []string{`dependencies[0] of type "olm.label"`},
+			"dependencies:\n- type: olm.future\n  value: {x: y}\n",
+			"", nil, []string{`dependencies[0] of type "olm.future"`},
 		},
+		{"label", "dependencies:\n- type: olm.label\n  value: {label: x}\n", "", []string{`olm.label "x"`}, nil},
+		{"empty label", "dependencies:\n- type: olm.label\n  value: {label: ''}\n", "dependencies[0] (olm.label): label: is empty", nil, nil},
+		{
+			// A top-level package or gvk constraint is the plain dependency it means.
+			"constraint: package and gvk",
+			"dependencies:\n- type: olm.constraint\n  value: {failureMessage: m, package: {packageName: etcd, versionRange: '>=0.9.0'}}\n" +
+				"- type: olm.constraint\n  value: {gvk: {group: g.io, version: v1, kind: K}}\n",
+			"", []string{`"m" (olm.package etcd >=0.9.0)`, "olm.gvk g.io/v1/K"}, nil,
+		},
+		{
+			"constraint: compound and cel",
+			"dependencies:\n- type: olm.constraint\n  value:\n    failureMessage: needs a certified etcd\n    all:\n      constraints:\n" +
+				"      - package: {packageName: etcd, versionRange: '>=0.9.0'}\n      - not: {constraints: [{package: {packageName: etcd, versionRange: '=0.9.2'}}]}\n" +
+				"      - cel: {rule: 'properties.exists(p, p.type == \"certified\")'}\n",
+			"", []string{`"needs a certified etcd" (olm.constraint all of (package etcd >=0.9.0, none of (package etcd =0.9.2), cel "properties.exists(p, p.type == \"certified\")"))`}, nil,
+		},
+		{"constraint: two kinds", "dependencies:\n- type: olm.constraint\n  value: {gvk: {group: g, version: v1, kind: K}, cel: {rule: 'true'}}\n", "dependencies[0] (olm.constraint): gvk and cel are set, and a constraint is one of them", nil, nil},
+		{"constraint: no kind", "dependencies:\n- type: olm.constraint\n  value: {failureMessage: m}\n", "dependencies[0] (olm.constraint): none of package, gvk, cel, all, any or not is set", nil, nil},
+		{"constraint: unknown field", "dependencies:\n- type: olm.constraint\n  value: {none: {constraints: []}}\n", `dependencies[0] (olm.constraint): json: unknown field "none"`, nil, nil},
+		{"constraint: nested bad range", "dependencies:\n- type: olm.constraint\n  value: {any: {constraints: [{gvk: {group: g, version: v1, kind: K}}, {package: {packageName: p, versionRange: '>>1'}}]}}\n",
+			`dependencies[0] (olm.constraint): any.constraints[1].package: version: invalid semver range ">>1": Could not parse Range ">>1": Could not parse comparator ">>" in ">>1"`, nil, nil},
+		{"constraint: empty compound", "dependencies:\n- type: olm.constraint\n  value: {all: {constraints: []}}\n", "dependencies[0] (olm.constraint): all.constraints: no constraints", nil, nil},
+		{"constraint: rule not bool", "dependencies:\n- type: olm.constraint\n  value: {cel: {rule: '1 + 1'}}\n", "dependencies[0] (olm.constraint): cel.rule: cel expressions must have type Bool", nil, nil},
+		{"constraint: rule empty", "dependencies:\n- type: olm.constraint\n  value: {not: {constraints: [{cel: {rule: ' '}}]}}\n", "dependencies[0] (olm.constraint): not.constraints[0].cel.rule: is empty", nil, nil},
 		{"bad range", "dependencies:\n- type: olm.package\n  value: {packageName: etcd, version: '>=>1'}\n", `dependencies[0] (olm.package): version: invalid semver range ">=>1": Could not parse Range ">=>1": Could not parse comparator ">=>" in ">=>1"`, nil, nil},
 		{"missing range", "dependencies:\n- type: olm.package\n  value: {packageName: etcd}\n", "dependencies[0] (olm.package): version: a semver range is required", nil, nil},
 		{"gvk without kind", "dependencies:\n- type: olm.gvk\n  value: {group: g, version: v1}\n", "dependencies[0] (olm.gvk): version and kind are required", nil, nil},

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/blang/semver/v4"
+	"github.com/operator-framework/api/pkg/constraints"
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 )
 
@@ -49,6 +51,21 @@ func (g GVK) String() string {
 		return g.Version + "/" + g.Kind
 	}
 	return g.Group + "/" + g.Version + "/" + g.Kind
+}
+
+// Text writes g as kubectl names a resource version (Kind.version.group), for messages.
+func (g GVK) Text() string {
+	var b strings.Builder
+	b.WriteString(g.Kind)
+	if g.Version != "" {
+		b.WriteString(".")
+		b.WriteString(g.Version)
+	}
+	if g.Group != "" {
+		b.WriteString(".")
+		b.WriteString(g.Group)
+	}
+	return b.String()
 }
 
 // CRDRef names a CRD a bundle owns or requires, as listed in its CSV
@@ -117,20 +134,52 @@ func (r *VersionRange) UnmarshalJSON(data []byte) error {
 
 // Dependency is one requirement of a bundle on something another bundle provides.
 type Dependency struct {
-	// Type is DependencyPackage or DependencyGVK.
+	// Type is DependencyPackage, DependencyGVK, DependencyLabel or DependencyConstraint.
 	Type string `json:"type"`
 	// Package and Versions are set for olm.package.
 	Package  string       `json:"package,omitempty"`
 	Versions VersionRange `json:"versions,omitzero"`
 	// GVK is set for olm.gvk.
 	GVK GVK `json:"gvk,omitzero"`
+	// Message is the failureMessage of an olm.constraint read as olm.package or olm.gvk
+	// (see parseConstraint), for resolution messages.
+	Message string `json:"message,omitempty"`
+	// Label is set for olm.label.
+	Label string `json:"label,omitempty"`
+	// Constraint is set for olm.constraint: checked when loaded (see parseConstraint),
+	// in OLM's own type so it is served and rendered as OLM writes it.
+	Constraint *constraints.Constraint `json:"constraint,omitempty"`
 }
 
+// String writes the dependency as a person reads it in a message: the author's
+// failureMessage when there is one, then the dependency itself.
 func (d Dependency) String() string {
-	if d.Type == DependencyPackage {
-		return fmt.Sprintf("%s %s %s", d.Type, d.Package, d.Versions.Raw)
+	s := d.statement()
+	if m := d.message(); m != "" {
+		return strconv.Quote(m) + " (" + s + ")"
 	}
-	return fmt.Sprintf("%s %s", d.Type, d.GVK)
+	return s
+}
+
+func (d Dependency) statement() string {
+	switch d.Type {
+	case DependencyPackage:
+		return fmt.Sprintf("%s %s %s", d.Type, d.Package, d.Versions.Raw)
+	case DependencyGVK:
+		return fmt.Sprintf("%s %s", d.Type, d.GVK)
+	case DependencyLabel:
+		return fmt.Sprintf("%s %q", DependencyLabel, d.Label)
+	case DependencyConstraint:
+		return DependencyConstraint + " " + constraintText(d.Constraint)
+	}
+	return d.Type
+}
+
+func (d Dependency) message() string {
+	if d.Constraint != nil {
+		return strings.TrimSpace(d.Constraint.FailureMessage)
+	}
+	return d.Message
 }
 
 // Bundle is the metadata of one operator version: everything the index needs, none of the
@@ -157,6 +206,9 @@ type Bundle struct {
 	// installation of the package owning them is the only one.
 	OwnedAPIServices []string     `json:"ownedAPIServices,omitempty"`
 	Dependencies     []Dependency `json:"dependencies,omitempty"`
+	// Properties are the bundle's properties a constraint may read beyond those modelled
+	// above (olm.label, a catalog's own types); see keptProperty.
+	Properties []Property `json:"properties,omitempty"`
 	// Image is the bundle image of a File-Based Catalog entry, if any.
 	Image string `json:"image,omitempty"`
 	// RelatedImages are the images the operator runs or deploys, as the catalog entry or

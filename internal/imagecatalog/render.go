@@ -19,11 +19,6 @@ type packageProp struct {
 	Version     string `json:"version"`
 }
 
-type packageRequiredProp struct {
-	PackageName  string `json:"packageName"`
-	VersionRange string `json:"versionRange"`
-}
-
 type gvkProp struct {
 	Group   string `json:"group"`
 	Kind    string `json:"kind"`
@@ -142,12 +137,10 @@ func renderBundle(cat *catalog.Catalog, b *catalog.Bundle, image string) (*catal
 		add(catalog.PropGVK, gvkProp{Group: c.Group, Kind: c.Kind, Version: c.Version})
 	}
 	for _, d := range b.Dependencies {
-		switch d.Type {
-		case catalog.DependencyPackage:
-			add(catalog.PropPackageRequired, packageRequiredProp{PackageName: d.Package, VersionRange: d.Versions.Raw})
-		case catalog.DependencyGVK:
-			add(catalog.PropGVKRequired, gvkProp{Group: d.GVK.Group, Kind: d.GVK.Kind, Version: d.GVK.Version})
-		}
+		blob.Properties = append(blob.Properties, d.FBCProperty())
+	}
+	for _, p := range b.Properties {
+		add(p.Type, p.Value)
 	}
 	meta, related, err := csvMetadataOf(cat, b)
 	if err != nil {

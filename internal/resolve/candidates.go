@@ -49,13 +49,19 @@ func (s *search) candidates(r *requirement, f *failure) []option {
 		}
 		f.opts = s.packageOptions(r, f)
 	} else {
-		f.opts = s.gvkOptions(r, f)
+		f.opts = s.providerOptions(r, f)
 	}
 	if len(f.opts) == 0 && len(f.groups) == 0 {
-		if r.kind == reqPackage {
+		switch r.kind {
+		case reqPackage:
 			f.none = "no catalog has package " + r.pkg
-		} else {
-			f.none = "no bundle in the catalogs owns " + gvkText(r.gvk)
+		case reqMatch:
+			f.none = "no bundle in the catalogs meets it"
+			if f.evalErr != nil {
+				f.none += fmt.Sprintf(" (its rule could not be evaluated on %d of them; the first: %v)", f.evalErrs, f.evalErr)
+			}
+		default:
+			f.none = "no bundle in the catalogs owns " + r.gvk.Text()
 		}
 	}
 	return f.opts
@@ -142,14 +148,15 @@ func (s *search) installedOptions(r *requirement, in *Installed, f *failure) []o
 	return opts
 }
 
-// gvkOptions: installed operators owning the GVK, then bundles owning it from each
-// catalog in preference order (default channel first, newest first, then by package).
-// A bundle of a package already chosen at another version is refused, as is one that
-// would replace an installed operator by anything but an upgrade.
-func (s *search) gvkOptions(r *requirement, f *failure) []option {
+// providerOptions: installed operators meeting r (owning its GVK, or meeting its label or
+// constraint), then bundles meeting it from each catalog in preference order (default
+// channel first, newest first, then by package). A bundle of a package already chosen at
+// another version is refused, as is one that would replace an installed operator by
+// anything but an upgrade.
+func (s *search) providerOptions(r *requirement, f *failure) []option {
 	var opts []option
 	for _, in := range s.installedList {
-		if s.chosen[in.Package] == nil && (&choice{installed: in}).provides(r.gvk) {
+		if s.chosen[in.Package] == nil && s.installedMeets(r, in, f) {
 			opts = append(opts, option{in: in})
 		}
 	}
@@ -171,7 +178,7 @@ func (s *search) gvkOptions(r *requirement, f *failure) []option {
 			refusals = append(refusals, &refused{pkg: b.Package, why: why, vs: []semver.Version{b.Version}, c: c})
 		}
 		start := len(opts)
-		providers := cat.Catalog.ProvidersOf(r.gvk) // by package, then ascending version
+		providers := s.providers(r, cat, f) // by package, then ascending version
 		opts = slices.Grow(opts, len(providers))
 		for k := len(providers) - 1; k >= 0; k-- {
 			b := providers[k]
@@ -214,6 +221,36 @@ func (s *search) gvkOptions(r *requirement, f *failure) []option {
 		}
 	}
 	return opts
+}
+
+// providers lists cat's bundles that could meet r, by package, then ascending version:
+// the GVK's owners from the index, or, for a label or constraint, every bundle meeting
+// it. A rule that fails on a bundle (a field it lacks) counts as not met; the first such
+// error is kept on f for the message when no bundle meets it.
+func (s *search) providers(r *requirement, cat CatalogRef, f *failure) []*catalog.Bundle {
+	if r.kind != reqMatch {
+		return cat.Catalog.ProvidersOf(r.gvk)
+	}
+	var out []*catalog.Bundle
+	for _, b := range cat.Catalog.Bundles() {
+		ok, err := r.dep.Matches(catalog.SubjectOf(b))
+		f.evaluated(err)
+		if ok {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// installedMeets says whether an installed operator meets r (a GVK it owns, or r's label
+// or constraint).
+func (s *search) installedMeets(r *requirement, in *Installed, f *failure) bool {
+	if r.kind != reqMatch {
+		return (&choice{installed: in}).provides(r.gvk)
+	}
+	ok, err := r.dep.Matches(s.installedSubject(in))
+	f.evaluated(err)
+	return ok
 }
 
 func bundleOption(b *catalog.Bundle, p *catalog.Package, catName string) option {

@@ -263,18 +263,3 @@ func installOrder(choices []*choice, before map[*choice][]*choice) []*choice {
 
 // kubeRefusal says why b cannot run on the cluster, or "".
 func (s *search) kubeRefusal(b *catalog.Bundle) string { return kubeRefusal(s.kube, b) }
-
-// gvkText writes a GVK as kubectl names a resource version: Kind.version.group.
-func gvkText(g catalog.GVK) string {
-	var b strings.Builder
-	b.WriteString(g.Kind)
-	if g.Version != "" {
-		b.WriteString(".")
-		b.WriteString(g.Version)
-	}
-	if g.Group != "" {
-		b.WriteString(".")
-		b.WriteString(g.Group)
-	}
-	return b.String()
-}

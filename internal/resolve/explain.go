@@ -25,7 +25,11 @@ type failure struct {
 	opts     []option // candidates in order of preference, each with its refusal
 	groups   []string // bundles refused together: out of range, not an upgrade, ...
 	none     string   // set when there was no candidate at all
-	depth    int      // set to the bound when the chain was too deep
+	// evalErr is the first error evaluating a constraint's rule on a bundle, and
+	// evalErrs how many bundles it failed on, for the message when nothing meets it.
+	evalErr  error
+	evalErrs int
+	depth    int // set to the bound when the chain was too deep
 	deps     map[*choice]bool
 	cause    *failure // the first nested failure, for the detail of a message
 }
@@ -174,4 +178,15 @@ func (s *search) conflictFailure(r *requirement, c *choice) *failure {
 		}
 	}
 	return f
+}
+
+// evaluated counts a constraint evaluation's error, keeping the first.
+func (f *failure) evaluated(err error) {
+	if err == nil {
+		return
+	}
+	if f.evalErr == nil {
+		f.evalErr = err
+	}
+	f.evalErrs++
 }

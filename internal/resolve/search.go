@@ -2,6 +2,7 @@ package resolve
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/blang/semver/v4"
 
@@ -15,6 +16,7 @@ const (
 	reqPackage reqKind = iota // olm.package: a package in a version range
 	reqGVK                    // olm.gvk: a bundle owning a CRD version
 	reqCRD                    // a CSV's required CRD: the same, written elsewhere
+	reqMatch                  // olm.label or olm.constraint: one bundle meeting dep
 )
 
 // requirement is one dependency of one chosen bundle.
@@ -23,27 +25,42 @@ type requirement struct {
 	pkg   string
 	rng   catalog.VersionRange
 	gvk   catalog.GVK
-	by    *choice // the bundle imposing it
-	depth int     // 1 for the root's own dependencies
+	dep   catalog.Dependency // as the catalog wrote it (none for reqCRD)
+	by    *choice            // the bundle imposing it
+	depth int                // 1 for the root's own dependencies
 }
 
-// constraint writes the requirement as the catalog states it.
+// constraint writes the requirement as the catalog states it, after the author's
+// failureMessage when there is one.
 func (r *requirement) constraint() string {
+	if r.kind == reqMatch {
+		return r.dep.String()
+	}
+	if r.dep.Message != "" {
+		return strconv.Quote(r.dep.Message) + " (" + r.statement() + ")"
+	}
+	return r.statement()
+}
+
+func (r *requirement) statement() string {
 	switch r.kind {
 	case reqPackage:
 		return fmt.Sprintf("%s %s %s", catalog.DependencyPackage, r.pkg, r.rng.Raw)
 	case reqGVK:
-		return fmt.Sprintf("%s %s", catalog.DependencyGVK, gvkText(r.gvk))
+		return fmt.Sprintf("%s %s", catalog.DependencyGVK, r.gvk.Text())
 	}
-	return "required CRD " + gvkText(r.gvk)
+	return "required CRD " + r.gvk.Text()
 }
 
 // reason is why a bundle chosen for this requirement is in the plan.
 func (r *requirement) reason() string {
-	if r.kind == reqPackage {
+	switch r.kind {
+	case reqPackage:
 		return fmt.Sprintf("required by %s: %s", r.by.csv, r.constraint())
+	case reqMatch:
+		return fmt.Sprintf("meets %s required by %s", r.constraint(), r.by.csv)
 	}
-	return fmt.Sprintf("provides %s required by %s", gvkText(r.gvk), r.by.csv)
+	return fmt.Sprintf("provides %s required by %s", r.gvk.Text(), r.by.csv)
 }
 
 // choice is one package's decided version: the root, a bundle from a catalog (possibly
@@ -104,8 +121,9 @@ func (s *search) unchoose(c *choice, agendaLen int) {
 }
 
 // push appends the requirements of a newly chosen bundle: package ranges first, since
-// they constrain most and so fail fastest, then olm.gvk, then required CRDs the bundle
-// neither owns itself nor already asks for by olm.gvk. A kept installed operator adds
+// they constrain most and so fail fastest, then olm.gvk, then olm.label and olm.constraint
+// (which may name any package), then required CRDs the bundle neither owns itself nor
+// already asks for by olm.gvk. A kept installed operator adds
 // nothing: what it needs was settled when it was installed.
 func (s *search) push(c *choice) {
 	if c.bundle == nil {
@@ -118,12 +136,17 @@ func (s *search) push(c *choice) {
 	b := c.bundle
 	for _, d := range b.Dependencies {
 		if d.Type == catalog.DependencyPackage {
-			s.agenda = append(s.agenda, &requirement{kind: reqPackage, pkg: d.Package, rng: d.Versions, by: c, depth: depth})
+			s.agenda = append(s.agenda, &requirement{kind: reqPackage, pkg: d.Package, rng: d.Versions, dep: d, by: c, depth: depth})
 		}
 	}
 	for _, d := range b.Dependencies {
 		if d.Type == catalog.DependencyGVK {
-			s.agenda = append(s.agenda, &requirement{kind: reqGVK, gvk: d.GVK, by: c, depth: depth})
+			s.agenda = append(s.agenda, &requirement{kind: reqGVK, gvk: d.GVK, dep: d, by: c, depth: depth})
+		}
+	}
+	for _, d := range b.Dependencies {
+		if d.Type == catalog.DependencyLabel || d.Type == catalog.DependencyConstraint {
+			s.agenda = append(s.agenda, &requirement{kind: reqMatch, dep: d, by: c, depth: depth})
 		}
 	}
 	for _, crd := range b.RequiredCRDs {
@@ -145,11 +168,20 @@ func hasGVKDependency(b *catalog.Bundle, g catalog.GVK) bool {
 }
 
 // satisfier returns the choice that meets r, or nil: for a package range, the package's
-// choice when its version is in range; for a GVK, the first choice owning it.
+// choice when its version is in range; for a GVK, the first choice owning it; for a label
+// or constraint, the first choice meeting it.
 func (s *search) satisfier(r *requirement) *choice {
-	if r.kind == reqPackage {
+	switch r.kind {
+	case reqPackage:
 		if c := s.chosen[r.pkg]; c != nil && r.rng.Contains(c.version) {
 			return c
+		}
+		return nil
+	case reqMatch:
+		for _, c := range s.order {
+			if ok, _ := r.dep.Matches(s.subject(c)); ok {
+				return c
+			}
 		}
 		return nil
 	}
@@ -239,14 +271,34 @@ func (s *search) ownershipConflict(c *choice) (string, *choice) {
 		g := catalog.GVK{Group: crd.Group, Kind: crd.Kind}
 		for _, o := range s.order {
 			if o.pkg != c.pkg && o.provides(g) {
-				return fmt.Sprintf("would also own %s, which %s owns", gvkText(g), o.csv), o
+				return fmt.Sprintf("would also own %s, which %s owns", g.Text(), o.csv), o
 			}
 		}
 		for _, in := range s.installedList {
 			if in.Package != c.pkg && s.chosen[in.Package] == nil && (&choice{installed: in}).provides(g) {
-				return fmt.Sprintf("would also own %s, which installed %s owns", gvkText(g), in.CSVName), nil
+				return fmt.Sprintf("would also own %s, which installed %s owns", g.Text(), in.CSVName), nil
 			}
 		}
 	}
 	return "", nil
+}
+
+// subject is a choice as a constraint sees it: a catalog bundle's own properties, or an
+// installed operator's package, version and APIs, with its catalog bundle's properties
+// when its catalog still has it.
+func (s *search) subject(c *choice) catalog.Subject {
+	if c.bundle != nil {
+		return catalog.SubjectOf(c.bundle)
+	}
+	return s.installedSubject(c.installed)
+}
+
+func (s *search) installedSubject(in *Installed) catalog.Subject {
+	sub := catalog.Subject{Package: in.Package, Version: in.Version, APIs: in.Provides}
+	if cat, _ := s.installedPackage(in); cat.Catalog != nil {
+		if b := cat.Catalog.BundleByCSV(in.CSVName); b != nil && b.Package == in.Package {
+			sub.Properties = b.Properties
+		}
+	}
+	return sub
 }

@@ -235,7 +235,7 @@ func bundleBlob(b *api.Bundle) catalog.FBCBundle {
 		v, _ := json.Marshal(map[string]string{"packageName": b.GetPackageName(), "version": b.GetVersion()})
 		out.Properties = append(out.Properties, catalog.FBCProperty{Type: catalog.PropPackage, Value: json.RawMessage(v)})
 	}
-	if !has[catalog.PropPackageRequired] && !has[catalog.PropGVKRequired] {
+	if !has[catalog.PropPackageRequired] && !has[catalog.PropGVKRequired] && !has[catalog.PropLabelRequired] && !has[catalog.DependencyConstraint] {
 		for _, d := range b.GetDependencies() {
 			if p, ok := required(d); ok {
 				out.Properties = append(out.Properties, p)
@@ -317,8 +317,8 @@ func imageOnly(b *api.Bundle) *api.Bundle {
 	return out
 }
 
-// required turns an old index's dependency (olm.package with a version range, olm.gvk)
-// into the property FBC names it with.
+// required turns an old index's dependency (olm.package with a version range, olm.gvk,
+// olm.label, olm.constraint) into the property FBC names it with.
 func required(d *api.Dependency) (catalog.FBCProperty, bool) {
 	switch d.GetType() {
 	case "olm.package":
@@ -331,11 +331,15 @@ func required(d *api.Dependency) (catalog.FBCProperty, bool) {
 		}
 		data, _ := json.Marshal(map[string]string{"packageName": v.PackageName, "versionRange": v.Version})
 		return catalog.FBCProperty{Type: catalog.PropPackageRequired, Value: json.RawMessage(data)}, true
-	case "olm.gvk":
+	case "olm.gvk", catalog.DependencyLabel, catalog.DependencyConstraint:
 		if !json.Valid([]byte(d.GetValue())) {
 			return catalog.FBCProperty{}, false
 		}
-		return catalog.FBCProperty{Type: catalog.PropGVKRequired, Value: json.RawMessage(d.GetValue())}, true
+		typ := map[string]string{"olm.gvk": catalog.PropGVKRequired, catalog.DependencyLabel: catalog.PropLabelRequired}[d.GetType()]
+		if typ == "" {
+			typ = catalog.DependencyConstraint
+		}
+		return catalog.FBCProperty{Type: typ, Value: json.RawMessage(d.GetValue())}, true
 	}
 	return catalog.FBCProperty{}, false
 }

@@ -240,3 +240,38 @@ func TestFetchImageOnlyBundles(t *testing.T) {
 		}
 	}
 }
+
+// TestRequiredFromOldIndex: an old (SQLite) index's dependencies, as a registry server
+// answers them, become the properties a File-Based Catalog states them with, each read
+// back by the catalog as the dependency it was.
+func TestRequiredFromOldIndex(t *testing.T) {
+	for _, tc := range []struct{ typ, value, prop, want string }{
+		{"olm.package", `{"packageName":"db","version":">=1.0.0"}`, "olm.package.required", "olm.package db >=1.0.0"},
+		{"olm.gvk", `{"group":"g.io","version":"v1","kind":"K"}`, "olm.gvk.required", "olm.gvk g.io/v1/K"},
+		{"olm.label", `{"label":"cache"}`, "olm.label.required", `olm.label "cache"`},
+		{"olm.constraint", `{"failureMessage":"m","any":{"constraints":[{"gvk":{"group":"g.io","version":"v1","kind":"K"}}]}}`, "olm.constraint", `"m" (olm.constraint any of (gvk K.v1.g.io))`},
+	} {
+		b := &api.Bundle{CsvName: "app.v1.0.0", PackageName: "app", Version: "1.0.0", Dependencies: []*api.Dependency{{Type: tc.typ, Value: tc.value}},
+			Object: []string{`{"apiVersion":"operators.coreos.com/v1alpha1","kind":"ClusterServiceVersion","metadata":{"name":"app.v1.0.0"},"spec":{"version":"1.0.0"}}`}}
+		blob := bundleBlob(b)
+		i := slices.IndexFunc(blob.Properties, func(p catalog.FBCProperty) bool { return p.Type == tc.prop })
+		if i < 0 {
+			t.Errorf("%s: no %s property in %+v", tc.typ, tc.prop, blob.Properties)
+			continue
+		}
+		doc, _ := json.Marshal(catalog.FBCPackage{Schema: catalog.SchemaPackage, Name: "app"})
+		bdoc, _ := json.Marshal(blob)
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "catalog.json"), append(append(doc, '\n'), bdoc...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cat, err := catalog.Load(dir, catalog.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := cat.BundleByCSV("app.v1.0.0")
+		if got == nil || len(got.Dependencies) != 1 || got.Dependencies[0].String() != tc.want {
+			t.Errorf("%s: read back as %+v (rejections %v), want %s", tc.typ, got, cat.Rejections, tc.want)
+		}
+	}
+}
