@@ -92,6 +92,14 @@ spec:
 	if sub := getSub(t, ns, "cache"); sub.Status.InstalledCSV != "" || sub.Status.State != omv1.SubscriptionStateUpgradePending {
 		t.Errorf("before approval: installedCSV %q, state %q; want nothing installed, UpgradePending", sub.Status.InstalledCSV, sub.Status.State)
 	}
+	// OLM's conditions say it as OLM's would, and a health check written for OLM reads it.
+	eventually(t, 30*time.Second, "InstallPlanPending RequiresApproval", func() bool {
+		c := condition(getSub(t, ns, "cache").Status.Conditions, "InstallPlanPending")
+		return c.Status == metav1.ConditionTrue && c.Reason == "RequiresApproval"
+	}, describeSub(t, ns, "cache"))
+	if h := argoCDHealth(getSub(t, ns, "cache")); h != "Progressing" {
+		t.Errorf("ArgoCD's Subscription health check says %s waiting for approval, want Progressing: %v", h, getSub(t, ns, "cache").Status.Conditions)
+	}
 	if err := k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "cache-operator"}, &appsv1.Deployment{}); err == nil {
 		t.Error("the operator's Deployment exists before its InstallPlan was approved")
 	}
@@ -159,6 +167,40 @@ spec: {name: backup-operator, source: samples, sourceNamespace: channel}
 	if err := k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "elsewhere"}, &omv1.Blueprint{}); err == nil {
 		t.Error("a Blueprint was made for a Subscription whose catalog is refused")
 	}
+	if c := condition(getSub(t, ns, "elsewhere").Status.Conditions, "ResolutionFailed"); c.Status != metav1.ConditionTrue || c.Reason != "ErrorPreventedResolution" ||
+		!strings.Contains(c.Message, `spec.sourceNamespace "channel"`) {
+		t.Errorf("ResolutionFailed = %+v, want True ErrorPreventedResolution with the refusal", c)
+	}
+	if h := argoCDHealth(getSub(t, ns, "elsewhere")); h != "Degraded" {
+		t.Errorf("ArgoCD's Subscription health check says %s of a refused Subscription, want Degraded", h)
+	}
+}
+
+// argoCDHealth is ArgoCD's health check of an OLM Subscription
+// (resource_customizations/operators.coreos.com/Subscription/health.lua), in Go: what a
+// GitOps user who points that check at this API's group sees.
+func argoCDHealth(sub *omv1.Subscription) string {
+	if len(sub.Status.Conditions) == 0 {
+		return "Progressing"
+	}
+	degraded, pending := 0, 0
+	for _, c := range sub.Status.Conditions {
+		switch {
+		case c.Type == "InstallPlanPending" && c.Status == metav1.ConditionTrue:
+			pending++
+		case c.Type == "InstallPlanMissing" && c.Reason != "ReferencedInstallPlanNotFound":
+			degraded++
+		case (c.Type == "CatalogSourcesUnhealthy" || c.Type == "InstallPlanFailed" || c.Type == "ResolutionFailed") && c.Status == metav1.ConditionTrue:
+			degraded++
+		}
+	}
+	switch {
+	case degraded > 0:
+		return "Degraded"
+	case pending > 0:
+		return "Progressing"
+	}
+	return "Healthy"
 }
 
 // TestOLMCatalogSourceFromImage: OLM's CatalogSource of a catalog image (sourceType grpc),
@@ -197,6 +239,12 @@ spec: {name: cache-operator, channel: stable, source: hub, sourceNamespace: `+ns
 	waitRunning(t, ns, "cache", "cache-operator.v1.1.0")
 	publish(t, catalogTree(t, "olm-v2", "cache-operator/1.0.0", "cache-operator/1.1.0", "cache-operator/1.2.0"), tag)
 	waitRunning(t, ns, "cache", "cache-operator.v1.2.0")
+	// At the channel's head: OLM's state, and Healthy to a health check written for OLM.
+	eventually(t, 30*time.Second, "AtLatestKnown and Healthy to ArgoCD's check", func() bool {
+		sub := getSub(t, ns, "cache")
+		return sub.Status.State == omv1.SubscriptionStateAtLatest && argoCDHealth(sub) == "Healthy" &&
+			condition(sub.Status.Conditions, "CatalogSourcesUnhealthy").Status == metav1.ConditionFalse
+	}, describeSub(t, ns, "cache"))
 	kubectl(t, "delete", "subscription", "cache", "-n", ns, "--wait=true")
 }
 

@@ -157,6 +157,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.
 	defer func() {
 		if sub.DeletionTimestamp.IsZero() || controllerutil.ContainsFinalizer(sub, omv1.Finalizer) {
 			deriveReady(sub)
+			setOLMConditions(sub)
 		}
 		sortConditions(sub.Status.Conditions)
 		// The metric follows the status this reconcile computed, also while its words
