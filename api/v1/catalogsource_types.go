@@ -249,6 +249,11 @@ type CatalogSourceStatus struct {
 	// resourceVersion read, for a configmap source (OLM's field).
 	// +optional
 	ConfigMapReference *ConfigMapReference `json:"configMapReference,omitempty"`
+	// ConnectionState is OLM's record of the catalog's state (READY while the catalog
+	// loaded, TRANSIENT_FAILURE while its last load failed), for scripts that wait on
+	// `.status.connectionState.lastObservedState`; the Ready condition says why.
+	// +optional
+	ConnectionState *GRPCConnectionState `json:"connectionState,omitempty"`
 	// RejectedCount is how many bundles were rejected.
 	// +optional
 	RejectedCount int32 `json:"rejectedCount,omitempty"`
@@ -263,6 +268,26 @@ type CatalogSourceStatus struct {
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
+
+// GRPCConnectionState is OLM's status.connectionState of a CatalogSource.
+type GRPCConnectionState struct {
+	// Address is the registry server asked (spec.address), if any.
+	// +optional
+	Address string `json:"address,omitempty"`
+	// LastObservedState is READY or TRANSIENT_FAILURE (gRPC's connectivity states, as
+	// OLM reports them), or CONNECTING before the first load ends.
+	LastObservedState string `json:"lastObservedState"`
+	// LastConnectTime is when LastObservedState last changed.
+	// +optional
+	LastConnectTime metav1.Time `json:"lastConnect,omitempty"`
+}
+
+// OLM's connection states of a CatalogSource (gRPC's connectivity state names).
+const (
+	ConnectionReady            = "READY"
+	ConnectionConnecting       = "CONNECTING"
+	ConnectionTransientFailure = "TRANSIENT_FAILURE"
+)
 
 // ConfigMapReference is OLM's record of the ConfigMap a configmap catalog was read from.
 type ConfigMapReference struct {

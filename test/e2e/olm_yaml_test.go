@@ -226,6 +226,8 @@ spec:
   grpcPodConfig: {securityContextConfig: restricted}
   updateStrategy: {registryPoll: {interval: 2s}}
 `)
+	// Waited on as OLM users' scripts wait on a CatalogSource.
+	kubectl(t, "wait", "catalogsource/hub", "-n", ns, "--for=jsonpath={.status.connectionState.lastObservedState}=READY", "--timeout=60s")
 	eventually(t, time.Minute, "the grpc CatalogSource loads from its image", func() bool {
 		cs := getCatalogSource(t, ns, "hub")
 		return cs.Status.ResolvedImage == pub1.Catalog && cs.Status.Bundles == 2
@@ -697,6 +699,9 @@ spec: {package: cache-operator, channel: stable, version: 1.0.0, catalog: regist
 	stop()
 	eventually(t, time.Minute, "the CatalogSource saying its registry server is gone",
 		catalogFailing(t, ns, "registry", "registry server "+addr, "still used"), status)
+	if st := getCatalogSource(t, ns, "registry").Status.ConnectionState; st == nil || st.LastObservedState != omv1.ConnectionTransientFailure || st.Address != addr {
+		t.Errorf("connectionState %+v with the server gone, want TRANSIENT_FAILURE at %s", st, addr)
+	}
 	killManager(t)
 	if err := startManager(); err != nil {
 		t.Fatal(err)
@@ -709,6 +714,9 @@ spec: {package: cache-operator, channel: stable, version: 1.0.0, catalog: regist
 	// It comes back at the same address with a new version: polled, and followed.
 	serveRegistry(t, catalogTree(t, "grpc-v2", "cache-operator/1.0.0", "cache-operator/1.1.0", "cache-operator/1.2.0"), addr)
 	eventually(t, time.Minute, "the CatalogSource reloaded with 1.2.0", catalogLoaded(t, ns, "registry", 1, 3), status)
+	if st := getCatalogSource(t, ns, "registry").Status.ConnectionState; st == nil || st.LastObservedState != omv1.ConnectionReady {
+		t.Errorf("connectionState %+v with the server back, want READY", st)
+	}
 	patchSub(t, ns, "cache", func(s *omv1.Subscription) { s.Spec.Version = "" })
 	waitRunning(t, ns, "cache", "cache-operator.v1.2.0")
 	kubectl(t, "delete", "subscription", "cache", "-n", ns, "--wait=true")

@@ -110,6 +110,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}
 	orig := cs.DeepCopy()
 	defer func() {
+		setConnectionState(cs, metav1.NewTime(r.Clock.Now()))
 		if equality.Semantic.DeepEqual(orig.Status, cs.Status) {
 			return
 		}
