@@ -59,7 +59,18 @@ type InstallPlanStatus struct {
 	// Revision is the Blueprint revision that carries the approved change out.
 	// +optional
 	Revision int64 `json:"revision,omitempty"`
+
+	// Conditions: Installed (OLM's), True once the plan is Complete, False once it
+	// Failed (InstallComponentFailed), so `kubectl wait --for=condition=Installed` works
+	// as with OLM.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
+
+// InstallPlanInstalled is OLM's condition type of an InstallPlan whose change ended.
+const InstallPlanInstalled = "Installed"
 
 // InstallPlan is OLM's InstallPlan under this group: a version change of a Manual
 // Subscription waiting for a person, approved by setting spec.approved. The Blueprint

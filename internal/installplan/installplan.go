@@ -9,9 +9,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"k8s.io/apimachinery/pkg/api/meta"
+	"slices"
 	"strconv"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
@@ -124,4 +127,30 @@ func WaitMessage(bp *omv1.Blueprint) string {
 	}
 	return fmt.Sprintf("%s: run `operator-manager approve %s -n %s`, or set spec.approved to true in InstallPlan %s",
 		what, bp.SubscriptionName(), bp.Namespace, Pending(bp))
+}
+
+// Reasons of the Installed condition (OLM's words where it has them).
+const (
+	ReasonInstallSucceeded       = "InstallSucceeded"
+	ReasonInstallComponentFailed = "InstallComponentFailed"
+)
+
+// WithConditions returns the status d decided for ip, with OLM's Installed condition set
+// from its phase on the conditions ip already has: True when Complete, False when Failed,
+// none before. A condition that stays keeps its transition time, so an unchanged plan
+// compares equal and is not written.
+func WithConditions(ip *omv1alpha1.InstallPlan, st omv1alpha1.InstallPlanStatus, now metav1.Time) omv1alpha1.InstallPlanStatus {
+	st.Conditions = slices.Clone(ip.Status.Conditions)
+	c := metav1.Condition{Type: omv1alpha1.InstallPlanInstalled, Message: st.Message, LastTransitionTime: now}
+	switch st.Phase {
+	case omv1alpha1.InstallPlanComplete:
+		c.Status, c.Reason = metav1.ConditionTrue, ReasonInstallSucceeded
+	case omv1alpha1.InstallPlanFailed:
+		c.Status, c.Reason = metav1.ConditionFalse, ReasonInstallComponentFailed
+	default:
+		meta.RemoveStatusCondition(&st.Conditions, omv1alpha1.InstallPlanInstalled)
+		return st
+	}
+	meta.SetStatusCondition(&st.Conditions, c)
+	return st
 }

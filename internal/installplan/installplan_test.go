@@ -3,7 +3,10 @@ package installplan
 import (
 	"strings"
 	"testing"
+	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
@@ -144,5 +147,31 @@ func TestLatestAndCSVs(t *testing.T) {
 	}
 	if got := Latest(blueprint(omv1.BlueprintUpgradeHeld, "cache.v1.0.0"), false); got != "" {
 		t.Errorf("Latest of an Automatic change held = %q, want none (no plan is made for it)", got)
+	}
+}
+
+// TestWithConditions: OLM's Installed condition follows the plan's phase (True when
+// Complete, False when Failed, none before), keeps its time while it stays, and leaves an
+// unchanged plan's status equal, so it is not written again.
+func TestWithConditions(t *testing.T) {
+	t0 := metav1.NewTime(time.Date(2026, 12, 6, 1, 0, 0, 0, time.UTC))
+	t1 := metav1.NewTime(t0.Add(time.Minute))
+	ip := &omv1alpha1.InstallPlan{}
+	st := WithConditions(ip, omv1alpha1.InstallPlanStatus{Phase: omv1alpha1.InstallPlanRequiresApproval}, t0)
+	if len(st.Conditions) != 0 {
+		t.Errorf("waiting for approval: %+v, want no Installed condition", st.Conditions)
+	}
+	ip.Status = WithConditions(ip, omv1alpha1.InstallPlanStatus{Phase: omv1alpha1.InstallPlanComplete, Message: "revision 1 installed x"}, t0)
+	c := meta.FindStatusCondition(ip.Status.Conditions, omv1alpha1.InstallPlanInstalled)
+	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != ReasonInstallSucceeded || c.Message != "revision 1 installed x" || !c.LastTransitionTime.Equal(&t0) {
+		t.Errorf("complete: %+v", c)
+	}
+	again := WithConditions(ip, omv1alpha1.InstallPlanStatus{Phase: omv1alpha1.InstallPlanComplete, Message: "revision 1 installed x"}, t1)
+	if !equality.Semantic.DeepEqual(again, ip.Status) {
+		t.Errorf("an unchanged plan's status changed: %+v -> %+v", ip.Status, again)
+	}
+	failed := WithConditions(ip, omv1alpha1.InstallPlanStatus{Phase: omv1alpha1.InstallPlanFailed, Message: "did not install"}, t1)
+	if c := meta.FindStatusCondition(failed.Conditions, omv1alpha1.InstallPlanInstalled); c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonInstallComponentFailed || !c.LastTransitionTime.Equal(&t1) {
+		t.Errorf("failed: %+v", c)
 	}
 }

@@ -118,6 +118,8 @@ spec:
 	if ip := getInstallPlan(t, ns, first.Name); ip.Status.Phase != omv1alpha1.InstallPlanComplete || ip.Status.Revision != 1 {
 		t.Errorf("the first InstallPlan's status = %+v, want Complete by revision 1", ip.Status)
 	}
+	// Waited on as OLM users' scripts wait on an InstallPlan.
+	kubectl(t, "wait", "installplan/"+first.Name, "-n", ns, "--for=condition=Installed", "--timeout=30s")
 	second := waitInstallPlan(t, ns, "cache", omv1alpha1.InstallPlanRequiresApproval)
 	if second.Name == first.Name || !slices.Equal(second.Spec.ClusterServiceVersionNames, []string{"cache-operator.v1.1.0"}) {
 		t.Errorf("the upgrade's InstallPlan = %s %+v, want a new plan installing v1.1.0", second.Name, second.Spec)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -106,11 +107,12 @@ func (r *Reconciler) applyPlan(ctx context.Context, ip *omv1alpha1.InstallPlan, 
 			return fmt.Errorf("marking InstallPlan %s/%s approved: %w", ip.Namespace, ip.Name, err)
 		}
 	}
-	if ip.Status == d.Status {
+	st := installplan.WithConditions(ip, d.Status, metav1.NewTime(r.Clock.Now()))
+	if equality.Semantic.DeepEqual(ip.Status, st) {
 		return nil
 	}
 	patch := client.MergeFrom(ip.DeepCopy())
-	ip.Status = d.Status
+	ip.Status = st
 	if err := r.Client.Status().Patch(ctx, ip, patch); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("writing the status of InstallPlan %s/%s: %w", ip.Namespace, ip.Name, err)
 	}
