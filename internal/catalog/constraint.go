@@ -173,13 +173,26 @@ func celProgram(rule string) (constraints.CelProgram, error) {
 	var c celCompiled
 	if strings.TrimSpace(rule) == "" {
 		c.err = errors.New("is empty")
-	} else {
-		c.prog, c.err = celEnv().Validate(rule)
+	} else if c.prog, c.err = celEnv().Validate(rule); c.err != nil {
+		c.err = errors.New(celErrorLine(c.err))
 	}
 	if celProgramsN.Add(1) <= maxCELPrograms {
 		celPrograms.Store(rule, c)
 	}
 	return c.prog, c.err
+}
+
+// celErrorLine writes CEL's compile errors on one line, for a catalog's rejection list and
+// a CatalogSource's status: CEL repeats the rule under each error with a caret (" | ..."),
+// which the column in the error already says.
+func celErrorLine(err error) string {
+	var out []string
+	for _, l := range strings.Split(err.Error(), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "|") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // Subject is what a constraint is evaluated against: one bundle, from a catalog or

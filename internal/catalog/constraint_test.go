@@ -61,6 +61,8 @@ func TestConstraintsLoad(t *testing.T) {
 	}
 	if len(cat.Rejections) == 0 || !strings.Contains(cat.Rejections[0].Reason, `olm.bundle "app.v1.1.0" (line 31): properties[1] (olm.constraint): all.constraints[0].cel.rule: ERROR: <input>:1:31: Syntax error`) {
 		t.Errorf("rejections %v, want app.v1.1.0's rule named", cat.Rejections)
+	} else if strings.Contains(cat.Rejections[0].Reason, "\n") {
+		t.Errorf("the rejection spans lines (a table row, a status entry): %q", cat.Rejections[0].Reason)
 	}
 	b := cat.BundleByCSV("app.v1.0.0")
 	if b == nil {
