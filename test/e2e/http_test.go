@@ -21,9 +21,10 @@ import (
 )
 
 // TestHTTPCatalog installs and upgrades from a catalog served by `operator-manager catalog
-// serve`, then stops the server, stops the manager and starts a fresh one with an empty
-// bundle cache (as after a move to another node), and rolls back: the revision's bundle
-// comes from the copy stored in the cluster, with neither network nor local cache.
+// serve`, then stops the server and restarts the manager on the same disk (the catalog's
+// last index, kept there, is used), then starts a fresh one with an empty bundle cache
+// (as after a move to another node), and rolls back: the revision's bundle comes from the
+// copy stored in the cluster, with neither network nor local cache.
 func TestHTTPCatalog(t *testing.T) {
 	ports, err := testenv.FreePorts(1)
 	if err != nil {
@@ -76,6 +77,19 @@ spec: {startingCSV: cache-operator.1.1.0, catalog: served}
 	waitRunning(t, ns, "cache", "cache-operator.v1.2.0")
 
 	stop()
+	// Restarted on the same disk while the server is down: the index it last read is
+	// kept there, so the catalog is used and the Subscription stays resolved from it.
+	killManager(t)
+	if err := startManager(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "the restarted manager saying it uses the index kept on its disk",
+		catalogFailing(t, ns, "served", addr, "kept on its disk, is used"), catalogStatus(t, ns, "served"))
+	waitReady(t, ns, "cache", time.Minute)
+	if c := condition(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionResolved); c.Status != metav1.ConditionTrue {
+		t.Errorf("Resolved %+v with the catalog kept on disk, want True", c)
+	}
+
 	killManager(t)
 	fresh := filepath.Join(work, "bundles-of-a-fresh-manager")
 	if err := startManagerWith(harness.Options{Args: []string{"--cache-dir=" + fresh}}); err != nil {

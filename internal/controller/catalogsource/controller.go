@@ -211,7 +211,7 @@ func setLoadedStatus(st *omv1.CatalogSourceStatus, cat *catalog.Catalog) {
 // its poll state and its metric series.
 func (r *Reconciler) forget(key types.NamespacedName) {
 	r.Store.delete(key)
-	r.remotes.forget(key)
+	r.forgetHTTP(key)
 	r.images.forget(key)
 	r.forgetGRPC(key)
 	r.forgetConfigMap(key)
@@ -249,13 +249,13 @@ func (r *Reconciler) load(ctx context.Context, key types.NamespacedName, cs *omv
 	}
 	switch cs.Spec.Type() {
 	case omv1.SourceConfigMap:
-		r.remotes.forget(key)
+		r.forgetHTTP(key)
 		return r.loadConfigMap(ctx, key, cs, prev)
 	case omv1.SourceGRPC:
-		r.remotes.forget(key)
+		r.forgetHTTP(key)
 		return r.loadGRPC(ctx, key, cs, prev)
 	case omv1.SourceImage:
-		r.remotes.forget(key)
+		r.forgetHTTP(key)
 		cat, resolved, changed, err := r.loadImage(ctx, key, cs, prev)
 		if err == nil {
 			cs.Status.ResolvedImage = resolved
@@ -267,7 +267,7 @@ func (r *Reconciler) load(ctx context.Context, key types.NamespacedName, cs *omv
 		}
 		return r.loadHTTP(ctx, key, cs.Spec.URL, prev)
 	case omv1.SourceDirectory:
-		r.remotes.forget(key)
+		r.forgetHTTP(key)
 		dir, err := r.allowedDir(cs.Spec.Directory)
 		if err != nil {
 			return nil, false, err

@@ -2,6 +2,7 @@ package catalogsource
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/operator-manager/operator-manager/internal/catalog"
 	"github.com/operator-manager/operator-manager/internal/catalog/remote"
@@ -19,6 +21,12 @@ import (
 // HTTP sources, one <sha256-hex>.tar per bundle. It is content-addressed and checked on
 // every read, so all sources share it.
 const RemoteCacheSubdir = "remote"
+
+// HTTPCatalogsSubdir is the directory under Reconciler.CacheDir that keeps, per HTTP
+// source, the index its catalog was last built from (<namespace>/<name>/index.json), so
+// that a manager restarting while the server is down has the catalog its Subscriptions
+// were resolved from (onDisk); the bundles are in RemoteCacheSubdir.
+const HTTPCatalogsSubdir = "http-catalogs"
 
 // httpTimeout bounds one request to a catalog server.
 const httpTimeout = time.Minute
@@ -112,5 +120,58 @@ func (r *Reconciler) loadHTTP(ctx context.Context, key types.NamespacedName, url
 		return nil, false, err
 	}
 	r.remotes.loaded(src, idx, cat)
+	if err := r.keepIndex(key, idx); err != nil {
+		// The catalog is loaded; only a restart while the server is down will miss it.
+		log.FromContext(ctx).Error(err, "Keeping the catalog index on disk", "source", url)
+	}
 	return cat, true, nil
+}
+
+func (r *Reconciler) httpIndexFile(key types.NamespacedName) string {
+	return filepath.Join(r.sourceRoot(HTTPCatalogsSubdir, key), "index.json")
+}
+
+// keepIndex writes the index a catalog was built from, replacing the one before at once
+// (a rename), so a reader finds one whole index or the previous one.
+func (r *Reconciler) keepIndex(key types.NamespacedName, idx *remote.Index) error {
+	file := r.httpIndexFile(key)
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return err
+	}
+	data, err := json.Marshal(idx)
+	if err != nil {
+		return err
+	}
+	tmp := file + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, file)
+}
+
+// keptIndex builds the catalog of HTTP source key from the index kept on disk, when its
+// digest is digest; its bundles come from the shared cache, and from the server once it
+// answers. It is remembered as loaded, so the next poll is conditional on it.
+func (r *Reconciler) keptIndex(key types.NamespacedName, url, digest string) *catalog.Catalog {
+	data, err := os.ReadFile(r.httpIndexFile(key))
+	if err != nil {
+		return nil
+	}
+	idx := &remote.Index{}
+	if json.Unmarshal(data, idx) != nil || idx.Digest != digest {
+		return nil
+	}
+	src := r.remotes.get(key, url, r.newClient)
+	cat, err := src.client.Catalog(idx)
+	if err != nil || cat.Digest != digest {
+		return nil
+	}
+	r.remotes.loaded(src, idx, cat)
+	return cat
+}
+
+// forgetHTTP drops what is kept of HTTP source key, in memory and on disk.
+func (r *Reconciler) forgetHTTP(key types.NamespacedName) {
+	r.remotes.forget(key)
+	_ = os.RemoveAll(r.sourceRoot(HTTPCatalogsSubdir, key))
 }

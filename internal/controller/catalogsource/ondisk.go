@@ -16,9 +16,10 @@ import (
 // keptOnDisk is a failed load of a source whose catalog, as the CatalogSource last said
 // it served it (status.digest), is still on the manager's disk from before the manager
 // started: a catalog image unpacked by digest, a registry server's catalog written by
-// digest. The catalog is used, and the failure still said. Without it a manager that
-// restarts while its registry is down would leave every Subscription of the source
-// waiting for the registry, though it holds the very catalog they were resolved from.
+// digest, an HTTP catalog server's last index. The catalog is used, and the failure still
+// said. Without it a manager that restarts while its registry is down would leave every
+// Subscription of the source waiting for the registry, though it holds the very catalog
+// they were resolved from.
 type keptOnDisk struct {
 	cat *catalog.Catalog
 	err error
@@ -120,6 +121,8 @@ func (r *Reconciler) onDisk(ctx context.Context, key types.NamespacedName, cs *o
 				return cat
 			}
 		}
+	case omv1.SourceHTTP:
+		return r.keptIndex(key, cs.Spec.URL, cs.Status.Digest)
 	}
 	return nil
 }

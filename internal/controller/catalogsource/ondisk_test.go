@@ -2,6 +2,7 @@ package catalogsource_test
 
 import (
 	"context"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	"github.com/operator-manager/operator-manager/internal/catalog"
+	"github.com/operator-manager/operator-manager/internal/catalog/remote"
 	"github.com/operator-manager/operator-manager/internal/controller/catalogsource"
 	"github.com/operator-manager/operator-manager/internal/imagecatalog"
 	"github.com/operator-manager/operator-manager/internal/scheme"
@@ -56,7 +58,7 @@ func restarted(t *testing.T, name string) (*catalog.Catalog, *metav1.Condition) 
 }
 
 // TestRestartWithSourceDown: a manager that starts while its registry (an image registry,
-// a registry server) cannot be reached uses the catalog the CatalogSource last reported,
+// a registry server, an HTTP catalog server) cannot be reached uses the catalog the CatalogSource last reported,
 // found on its disk by digest, and still says the source failed; with nothing on disk it
 // has no catalog rather than a guess.
 func TestRestartWithSourceDown(t *testing.T) {
@@ -73,6 +75,7 @@ func TestRestartWithSourceDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	httpSrv := httptest.NewServer(remote.Handler(cat))
 	reg := newImageRegistry(t, "", "")
 	if _, err := imagecatalog.Publish(ctx, sampleSubset(t, "reloader-operator"), reg.host+"/test/kept:latest"); err != nil {
 		t.Fatal(err)
@@ -82,13 +85,15 @@ func TestRestartWithSourceDown(t *testing.T) {
 			Spec: omv1.CatalogSourceSpec{SourceType: omv1.SourceGRPC, Address: addr, PollInterval: &metav1.Duration{Duration: time.Hour}}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "kept-image", Namespace: "default"},
 			Spec: omv1.CatalogSourceSpec{SourceType: omv1.SourceImage, Image: reg.host + "/test/kept:latest", PollInterval: &metav1.Duration{Duration: time.Hour}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "kept-http", Namespace: "default"},
+			Spec: omv1.CatalogSourceSpec{SourceType: omv1.SourceHTTP, URL: httpSrv.URL, PollInterval: &metav1.Duration{Duration: time.Hour}}},
 	} {
 		if err := k8s.Create(ctx, cs); err != nil {
 			t.Fatal(err)
 		}
 	}
 	loaded := map[string]*omv1.CatalogSource{}
-	for _, name := range []string{"kept-grpc", "kept-image"} {
+	for _, name := range []string{"kept-grpc", "kept-image", "kept-http"} {
 		loaded[name] = waitFor(t, name, func(cs *omv1.CatalogSource) bool {
 			return cs.Status.Bundles == 2 && ready(cs).Status == metav1.ConditionTrue
 		})
@@ -96,7 +101,8 @@ func TestRestartWithSourceDown(t *testing.T) {
 
 	stop()
 	reg.down.Store(true)
-	for _, name := range []string{"kept-grpc", "kept-image"} {
+	httpSrv.Close()
+	for _, name := range []string{"kept-grpc", "kept-image", "kept-http"} {
 		got, c := restarted(t, name)
 		if got == nil || got.Digest != loaded[name].Status.Digest || len(got.Bundles()) != 2 {
 			t.Fatalf("%s: after a restart with its source down the manager holds %v, want the catalog of digest %s", name, got, loaded[name].Status.Digest)
