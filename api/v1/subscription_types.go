@@ -353,6 +353,7 @@ type SubscriptionStatus struct {
 // +kubebuilder:printcolumn:name="Option",type=string,JSONPath=`.spec.option`,priority=1
 // +kubebuilder:printcolumn:name="Channel",type=string,JSONPath=`.spec.channel`,priority=1
 // +kubebuilder:printcolumn:name="Catalog",type=string,JSONPath=`.spec.catalog`,priority=1
+// +kubebuilder:printcolumn:name="Source",type=string,JSONPath=`.spec.source`,priority=1
 // +kubebuilder:printcolumn:name="Revision",type=integer,JSONPath=`.status.currentRevision`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Subscription struct {

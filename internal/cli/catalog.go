@@ -424,7 +424,39 @@ func showTable(w io.Writer, p *catalog.Package) {
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", c.Name, e.Name, version, head, strings.Join(from[e.Name], ", "))
 		}
 	}
+	requiresTable(w, p)
 	imagesTable(w, p)
+}
+
+// requiresTable lists what each version needs of other operators: its dependencies
+// (olm.package, olm.gvk, olm.label, olm.constraint, with the author's words) and the CRDs
+// its CSV requires and does not own, newest first; nothing when no version needs any.
+func requiresTable(w io.Writer, p *catalog.Package) {
+	rows := map[*catalog.Bundle][]string{}
+	for _, b := range p.Bundles {
+		for _, d := range b.Dependencies {
+			rows[b] = append(rows[b], d.String())
+		}
+		for _, c := range b.RequiredCRDs {
+			if !b.Provides(c.GVK()) {
+				rows[b] = append(rows[b], "required CRD "+c.GVK().Text())
+			}
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nCSV\tREQUIRES")
+	for i := len(p.Bundles) - 1; i >= 0; i-- {
+		b := p.Bundles[i]
+		for j, r := range rows[b] {
+			csv := b.CSVName
+			if j > 0 {
+				csv = ""
+			}
+			fmt.Fprintf(w, "%s\t%s\n", csv, r)
+		}
+	}
 }
 
 // imagesTable lists each bundle's image and the images it uses (spec.relatedImages, or

@@ -53,6 +53,17 @@ func TestCatalogShowAndSearch(t *testing.T) {
 	if !strings.Contains(out, "cache-operator.v1.3.0   1.3.0     *      cache-operator.v1.2.0 (replaces)") {
 		t.Errorf("catalog show does not mark the head and its edge:\n%s", out)
 	}
+	if strings.Contains(out, "REQUIRES") {
+		t.Errorf("catalog show lists requirements of a package that has none:\n%s", out)
+	}
+	// What each version needs of other operators, newest first.
+	out, err = runCLI(t, "catalog", "show", sampleDir, "backup-operator")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "backup-operator.v0.2.0   olm.package cache-operator >=1.1.0 <1.3.0\n                         required CRD Cache.v1.cache.samples.operator-manager.domain") {
+		t.Errorf("catalog show does not list what backup-operator requires:\n%s", out)
+	}
 	_, err = runCLI(t, "catalog", "show", sampleDir, "nosuch")
 	if err == nil || !strings.Contains(err.Error(), "it has: backup-operator, cache-operator") {
 		t.Errorf("unknown package error = %v; want the packages the catalog has", err)

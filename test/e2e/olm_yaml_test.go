@@ -118,6 +118,9 @@ spec:
 	if ip := getInstallPlan(t, ns, first.Name); ip.Status.Phase != omv1alpha1.InstallPlanComplete || ip.Status.Revision != 1 {
 		t.Errorf("the first InstallPlan's status = %+v, want Complete by revision 1", ip.Status)
 	}
+	if wide := kubectl(t, "get", "subscription", "cache", "-n", ns, "-o", "wide"); !strings.Contains(wide, "SOURCE") || !strings.Contains(wide, "olm-yaml-samples") {
+		t.Errorf("kubectl get subscription -o wide does not show OLM's spec.source:\n%s", wide)
+	}
 	// Waited on as OLM users' scripts wait on an InstallPlan.
 	kubectl(t, "wait", "installplan/"+first.Name, "-n", ns, "--for=condition=Installed", "--timeout=30s")
 	second := waitInstallPlan(t, ns, "cache", omv1alpha1.InstallPlanRequiresApproval)
