@@ -202,24 +202,80 @@ type Subject struct {
 	Version    semver.Version
 	APIs       []GVK
 	Properties []Property
+	// bundle, for a catalog bundle, stands for APIs (its owned CRDs), read in place: the
+	// resolver evaluates a constraint on every bundle of a catalog.
+	bundle *Bundle
 }
 
 // SubjectOf is a catalog bundle as a constraint sees it.
 func SubjectOf(b *Bundle) Subject {
-	s := Subject{Package: b.Package, Version: b.Version, Properties: b.Properties}
-	for _, c := range b.OwnedCRDs {
-		s.APIs = append(s.APIs, GVK{Group: c.Group, Version: c.Version, Kind: c.Kind})
-	}
-	return s
+	return Subject{Package: b.Package, Version: b.Version, Properties: b.Properties, bundle: b}
 }
 
 func (s Subject) provides(g GVK) bool {
+	if s.bundle != nil {
+		return s.bundle.Provides(g)
+	}
 	for _, a := range s.APIs {
 		if a.Group == g.Group && a.Kind == g.Kind && (g.Version == "" || a.Version == g.Version) {
 			return true
 		}
 	}
 	return false
+}
+
+func (s Subject) apis() []GVK {
+	if s.bundle == nil {
+		return s.APIs
+	}
+	out := make([]GVK, 0, len(s.bundle.OwnedCRDs))
+	for _, c := range s.bundle.OwnedCRDs {
+		out = append(out, c.GVK())
+	}
+	return out
+}
+
+// Hint narrows the bundles that can meet d to those of some packages or owning some
+// GVKs, which the index finds without evaluating d on every bundle; ok is false when d
+// gives no such bound (a CEL rule, a label, not). A bundle outside the hint never meets d;
+// one inside must still be checked with Matches.
+func (d Dependency) Hint() (pkgs []string, gvks []GVK, ok bool) {
+	switch d.Type {
+	case DependencyPackage:
+		return []string{d.Package}, nil, true
+	case DependencyGVK:
+		return nil, []GVK{d.GVK}, true
+	case DependencyConstraint:
+		return hint(d.Constraint)
+	}
+	return nil, nil, false
+}
+
+func hint(c *constraints.Constraint) (pkgs []string, gvks []GVK, ok bool) {
+	switch {
+	case c.Package != nil:
+		return []string{c.Package.PackageName}, nil, true
+	case c.GVK != nil:
+		return nil, []GVK{{Group: c.GVK.Group, Version: c.GVK.Version, Kind: c.GVK.Kind}}, true
+	case c.All != nil:
+		// Every member must hold, so any member's bound bounds the whole.
+		for i := range c.All.Constraints {
+			if p, g, ok := hint(&c.All.Constraints[i]); ok {
+				return p, g, true
+			}
+		}
+	case c.Any != nil:
+		// One member must hold: the union of their bounds, if each has one.
+		for i := range c.Any.Constraints {
+			p, g, ok := hint(&c.Any.Constraints[i])
+			if !ok {
+				return nil, nil, false
+			}
+			pkgs, gvks = append(pkgs, p...), append(gvks, g...)
+		}
+		return pkgs, gvks, true
+	}
+	return nil, nil, false
 }
 
 // Matches says whether s meets d, an olm.constraint or olm.label dependency. An error is
@@ -298,7 +354,7 @@ func matches(c *constraints.Constraint, s Subject) (bool, error) {
 // olm.package and one olm.gvk per API, then its other properties, values decoded.
 func (s Subject) celProperties() []any {
 	props := []any{map[string]any{"type": PropPackage, "value": map[string]any{"packageName": s.Package, "version": s.Version.String()}}}
-	for _, a := range s.APIs {
+	for _, a := range s.apis() {
 		props = append(props, map[string]any{"type": PropGVK, "value": map[string]any{"group": a.Group, "version": a.Version, "kind": a.Kind}})
 	}
 	for _, p := range s.Properties {

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -181,5 +182,41 @@ func TestParseProperties(t *testing.T) {
 	}
 	if _, err := parseProperties([]byte("properties:\n- {type: olm.label, value: {name: l}}\n")); err == nil || err.Error() != "properties[0] (olm.label): label: is empty" {
 		t.Errorf("bad label: %v", err)
+	}
+}
+
+// TestConstraintHint: the bound a constraint gives the resolver's search is a superset of
+// what can meet it (all: any member's bound; any: the union, only if every member has
+// one), and none where a rule, a label or a negation could be met by any bundle.
+func TestConstraintHint(t *testing.T) {
+	const pkg = `{"package":{"packageName":"db","versionRange":">=1.0.0"}}`
+	const gvk = `{"gvk":{"group":"g","version":"v1","kind":"K"}}`
+	const rule = `{"cel":{"rule":"true"}}`
+	for _, tc := range []struct {
+		name, value string
+		want        string // "" when there is no bound
+	}{
+		{"package", `{"all":{"constraints":[` + pkg + `]}}`, "[db] []"},
+		{"any of a gvk and a package", `{"any":{"constraints":[` + gvk + `,` + pkg + `]}}`, "[db] [g/v1/K]"},
+		{"all: a rule and a package", `{"all":{"constraints":[` + rule + `,` + pkg + `]}}`, "[db] []"},
+		{"any: a gvk or a rule", `{"any":{"constraints":[` + gvk + `,` + rule + `]}}`, ""},
+		{"not", `{"not":{"constraints":[` + pkg + `]}}`, ""},
+		{"cel", rule, ""},
+	} {
+		d, err := parseConstraint(json.RawMessage(tc.value))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pkgs, gvks, ok := d.Hint()
+		got := ""
+		if ok {
+			got = fmt.Sprint(pkgs, gvks)
+		}
+		if got != tc.want {
+			t.Errorf("%s: hint %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	if _, _, ok := (Dependency{Type: DependencyLabel, Label: "x"}).Hint(); ok {
+		t.Error("a label gave a bound: any package may carry it")
 	}
 }

@@ -224,21 +224,60 @@ func (s *search) providerOptions(r *requirement, f *failure) []option {
 }
 
 // providers lists cat's bundles that could meet r, by package, then ascending version:
-// the GVK's owners from the index, or, for a label or constraint, every bundle meeting
-// it. A rule that fails on a bundle (a field it lacks) counts as not met; the first such
-// error is kept on f for the message when no bundle meets it.
+// the GVK's owners from the index, or, for a label or constraint, every bundle in a
+// channel meeting it, among those its Hint bounds it to (the index's, when it has one;
+// else the whole catalog, a CEL rule's case). A rule that fails on a bundle (a field it
+// lacks) counts as not met; the first such error is kept on f for the message when no
+// bundle meets it.
 func (s *search) providers(r *requirement, cat CatalogRef, f *failure) []*catalog.Bundle {
 	if r.kind != reqMatch {
 		return cat.Catalog.ProvidersOf(r.gvk)
 	}
 	var out []*catalog.Bundle
-	for _, b := range cat.Catalog.Bundles() {
+	for _, b := range hinted(r.dep, cat.Catalog) {
+		if len(b.Channels) == 0 {
+			continue // never a candidate: not worth a rule's evaluation
+		}
 		ok, err := r.dep.Matches(catalog.SubjectOf(b))
 		f.evaluated(err)
 		if ok {
 			out = append(out, b)
 		}
 	}
+	return out
+}
+
+// hinted is the bundles of cat that may meet d: those of the packages and owners of the
+// GVKs d.Hint names, by package then ascending version, or every bundle when it names
+// none.
+func hinted(d catalog.Dependency, cat *catalog.Catalog) []*catalog.Bundle {
+	pkgs, gvks, ok := d.Hint()
+	if !ok {
+		return cat.Bundles()
+	}
+	seen := map[*catalog.Bundle]bool{}
+	var out []*catalog.Bundle
+	add := func(b *catalog.Bundle) {
+		if !seen[b] {
+			seen[b] = true
+			out = append(out, b)
+		}
+	}
+	for _, p := range pkgs {
+		if pkg := cat.Package(p); pkg != nil {
+			for _, b := range pkg.Bundles {
+				add(b)
+			}
+		}
+	}
+	for _, g := range gvks {
+		for _, b := range cat.ProvidersOf(g) {
+			add(b)
+		}
+	}
+	slices.SortFunc(out, func(a, b *catalog.Bundle) int {
+		return cmp.Or(strings.Compare(a.Package, b.Package), a.Version.Compare(b.Version))
+	})
 	return out
 }
 

@@ -2,11 +2,13 @@ package resolve
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/blang/semver/v4"
+	"github.com/operator-framework/api/pkg/constraints"
 
 	"github.com/operator-manager/operator-manager/internal/catalog"
 	"github.com/operator-manager/operator-manager/internal/catalog/catalogtest"
@@ -151,4 +153,83 @@ func BenchmarkResolveCommunityWithDependencies(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(roots)), "ns/package")
 	b.ReportMetric(float64(len(roots)), "packages")
+}
+
+// BenchmarkResolveCommunityConstraints resolves the same bundles as
+// BenchmarkResolveCommunityWithDependencies, each requirement written as an olm.constraint
+// instead (mode "compound": any of the one gvk, all of the one package range; mode "cel":
+// a rule reading the candidates' olm.gvk and olm.package properties). The plain benchmark
+// is its floor: a constraint is met by scanning every bundle of the catalog and evaluating
+// it on each, where olm.gvk and olm.package are looked up in the index.
+func BenchmarkResolveCommunityConstraints(b *testing.B) {
+	cats := communityCatalog(b)
+	for _, mode := range []string{"compound", "cel"} {
+		var roots []*catalog.Bundle
+		for _, r := range cats[0].Catalog.Bundles() {
+			if len(r.Dependencies)+len(r.RequiredCRDs) > 0 {
+				roots = append(roots, asConstraints(r, mode))
+			}
+		}
+		b.Run(mode, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, r := range roots {
+					if _, err := Resolve(Request{Root: r, Catalogs: cats, KubeVersion: communityKube}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(roots)), "ns/package")
+			b.ReportMetric(float64(len(roots)), "packages")
+		})
+	}
+}
+
+// asConstraints returns a copy of r whose dependencies and required CRDs (not owned) are
+// olm.constraint dependencies meaning the same.
+func asConstraints(r *catalog.Bundle, mode string) *catalog.Bundle {
+	out := *r
+	out.Dependencies, out.RequiredCRDs = nil, nil
+	add := func(c constraints.Constraint) {
+		out.Dependencies = append(out.Dependencies, catalog.Dependency{Type: catalog.DependencyConstraint, Constraint: &c})
+	}
+	gvk := func(g catalog.GVK) {
+		if mode == "cel" {
+			add(constraints.Constraint{Cel: &constraints.Cel{Rule: fmt.Sprintf(
+				"properties.exists(p, p.type == 'olm.gvk' && p.value.group == %q && p.value.version == %q && p.value.kind == %q)", g.Group, g.Version, g.Kind)}})
+			return
+		}
+		add(constraints.Constraint{Any: &constraints.CompoundConstraint{Constraints: []constraints.Constraint{
+			{GVK: &constraints.GVKConstraint{Group: g.Group, Version: g.Version, Kind: g.Kind}}}}})
+	}
+	for _, d := range r.Dependencies {
+		switch d.Type {
+		case catalog.DependencyGVK:
+			gvk(d.GVK)
+		case catalog.DependencyPackage:
+			if mode == "cel" {
+				add(constraints.Constraint{Cel: &constraints.Cel{Rule: fmt.Sprintf(
+					"properties.exists(p, p.type == 'olm.package' && p.value.packageName == %q && semver_compare(p.value.version, %q) >= 0)", d.Package, lowest(d.Versions))}})
+				continue
+			}
+			add(constraints.Constraint{All: &constraints.CompoundConstraint{Constraints: []constraints.Constraint{
+				{Package: &constraints.PackageConstraint{PackageName: d.Package, VersionRange: d.Versions.Raw}}}}})
+		}
+	}
+	for _, c := range r.RequiredCRDs {
+		if !r.Provides(c.GVK()) {
+			gvk(c.GVK())
+		}
+	}
+	return &out
+}
+
+// lowest is the first version a range's text names (">=0.1.0 <0.2.0" -> "0.1.0"), for a
+// CEL rule that compares versions; the community's ranges are lower bounds first.
+func lowest(r catalog.VersionRange) string {
+	f := strings.Fields(strings.TrimLeft(r.Raw, ">=<~^ "))
+	if len(f) == 0 {
+		return "0.0.0"
+	}
+	return f[0]
 }
