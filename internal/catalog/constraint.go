@@ -313,8 +313,11 @@ func (s Subject) hasLabel(label string) bool {
 func matches(c *constraints.Constraint, s Subject) (bool, error) {
 	switch {
 	case c.Package != nil:
-		r, err := ParseVersionRange(c.Package.VersionRange)
-		return err == nil && s.Package == c.Package.PackageName && r.Contains(s.Version), err
+		if s.Package != c.Package.PackageName {
+			return false, nil
+		}
+		r, err := ParseVersionRange(c.Package.VersionRange) // checked at load: it parses
+		return err == nil && r.Contains(s.Version), err
 	case c.GVK != nil:
 		return s.provides(GVK{Group: c.GVK.Group, Version: c.GVK.Version, Kind: c.GVK.Kind}), nil
 	case c.Cel != nil:
