@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -216,12 +217,7 @@ func (s Subject) provides(g GVK) bool {
 	if s.bundle != nil {
 		return s.bundle.Provides(g)
 	}
-	for _, a := range s.APIs {
-		if a.Group == g.Group && a.Kind == g.Kind && (g.Version == "" || a.Version == g.Version) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(s.APIs, func(a GVK) bool { return a.Meets(g) })
 }
 
 func (s Subject) apis() []GVK {

@@ -53,6 +53,12 @@ func (g GVK) String() string {
 	return g.Group + "/" + g.Version + "/" + g.Kind
 }
 
+// Meets says whether an API g provides is the one wanted: the same group and kind, and
+// the same version unless want names none.
+func (g GVK) Meets(want GVK) bool {
+	return g.Group == want.Group && g.Kind == want.Kind && (want.Version == "" || g.Version == want.Version)
+}
+
 // Text writes g as kubectl names a resource version (Kind.version.group), for messages.
 func (g GVK) Text() string {
 	var b strings.Builder
@@ -262,7 +268,7 @@ func (b *Bundle) Ref() string { return b.Package + "/" + b.CSVName }
 // version when gvk.Version is empty.
 func (b *Bundle) Provides(gvk GVK) bool {
 	for _, c := range b.OwnedCRDs {
-		if c.Group == gvk.Group && c.Kind == gvk.Kind && (gvk.Version == "" || c.Version == gvk.Version) {
+		if c.GVK().Meets(gvk) {
 			return true
 		}
 	}

@@ -2,6 +2,7 @@ package resolve
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/blang/semver/v4"
@@ -80,12 +81,7 @@ func (c *choice) provides(g catalog.GVK) bool {
 	if c.bundle != nil {
 		return c.bundle.Provides(g)
 	}
-	for _, p := range c.installed.Provides {
-		if p.Group == g.Group && p.Kind == g.Kind && (g.Version == "" || p.Version == g.Version) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(c.installed.Provides, func(p catalog.GVK) bool { return p.Meets(g) })
 }
 
 // search is the state of one resolution: the choices so far, the requirements they
