@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -86,6 +87,39 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// etcd's data of an earlier environment in opts.Dir is kept across attempts; data a
+	// failed attempt made is not, since it names that attempt's ports.
+	etcdData := ""
+	if opts.Dir != "" {
+		if _, err := os.Stat(filepath.Join(opts.Dir, "etcd-data")); os.IsNotExist(err) {
+			etcdData = filepath.Join(opts.Dir, "etcd-data")
+		}
+	}
+	// A port FreePorts found free can still be taken before its component binds it (by
+	// another test package's picker): start again on new ports, a few times.
+	for attempt := 1; ; attempt++ {
+		e, err := start(ctx, opts, bins)
+		if err == nil || !addressInUse(err) || attempt == 3 || ctx.Err() != nil {
+			return e, err
+		}
+		fmt.Fprintf(opts.Progress, "a port was taken before its component bound it; starting again on new ports (%v)\n", firstLine(err))
+		if etcdData != "" {
+			_ = os.RemoveAll(etcdData)
+		}
+	}
+}
+
+// startPorts picks a control plane's ports; a test replaces it to hand Start a taken one.
+var startPorts = FreePorts
+
+// firstLine is an error's first line, for a progress message.
+func firstLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
+}
+
+// start is one attempt of Start.
+func start(ctx context.Context, opts Options, bins string) (_ *Env, err error) {
 	e := &Env{Flavour: opts.Flavour, Dir: opts.Dir}
 	if e.Dir == "" {
 		if e.Dir, err = os.MkdirTemp("", "operator-manager-env-"); err != nil {
@@ -104,7 +138,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("writing certificates: %w", err)
 	}
-	ports, err := FreePorts(6)
+	ports, err := startPorts(6)
 	if err != nil {
 		return nil, err
 	}

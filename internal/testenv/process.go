@@ -2,11 +2,13 @@ package testenv
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -120,6 +122,13 @@ func pidAlive(pid int) bool {
 }
 
 // FreePorts returns n distinct loopback ports that were free a moment ago.
+//
+// They are drawn from below the kernel's ephemeral range (ip_local_port_range), not from
+// port 0: the kernel hands ports of that range to every outgoing connection, so with test
+// packages running side by side a port chosen there and released was taken by some
+// client's connection before kwok or the manager bound it ("bind: address already in
+// use", a CI failure). Below the range only another picker like this one can take it, and
+// Start retries on that.
 func FreePorts(n int) ([]int, error) {
 	var ports []int
 	var ls []net.Listener
@@ -128,15 +137,48 @@ func FreePorts(n int) ([]int, error) {
 			l.Close()
 		}
 	}()
-	for len(ports) < n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+	lo, hi := portsBelowEphemeral()
+	for tries := 0; len(ports) < n; tries++ {
+		addr := "127.0.0.1:0"
+		if hi > lo && tries < 50*n {
+			addr = "127.0.0.1:" + strconv.Itoa(lo+rand.IntN(hi-lo))
+		}
+		l, err := net.Listen("tcp", addr)
 		if err != nil {
+			if addr != "127.0.0.1:0" {
+				continue // in use: draw again
+			}
 			return nil, err
 		}
 		ls = append(ls, l)
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil
+}
+
+// portsBelowEphemeral is the range [lo, hi) FreePorts draws from: from 10000 up to the
+// start of the kernel's ephemeral range, or nothing where that range cannot be read or
+// leaves too little below it.
+func portsBelowEphemeral() (lo, hi int) {
+	data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0, 0
+	}
+	fields := strings.Fields(string(data))
+	if len(fields) < 1 {
+		return 0, 0
+	}
+	start, err := strconv.Atoi(fields[0])
+	if err != nil || start < 10000+1000 {
+		return 0, 0
+	}
+	return 10000, start
+}
+
+// addressInUse reports whether a component's failure was a port taken between FreePorts
+// and its bind.
+func addressInUse(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "address already in use")
 }
 
 // tail returns the last lines of a log file, for error messages.
