@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/operator-manager/operator-manager/internal/atomicfile"
 	"github.com/operator-manager/operator-manager/internal/catalog"
 )
 
@@ -48,26 +49,14 @@ func (c *Cache) Put(digest string, files []catalog.File) error {
 	if _, err := os.Stat(p); err == nil {
 		return nil // content-addressed: already there means already right
 	}
-	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
-		return fmt.Errorf("creating the bundle cache %s: %w", c.Dir, err)
-	}
 	data, err := json.Marshal(entry{Digest: digest, Files: files})
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(c.Dir, ".put-*")
-	if err != nil {
-		return fmt.Errorf("caching bundle %s: %w", digest, err)
+	if err := atomicfile.Write(p, data, 0o644); err != nil {
+		return fmt.Errorf("caching bundle %s in %s: %w", digest, c.Dir, err)
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("caching bundle %s: %w", digest, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), p)
+	return nil
 }
 
 // Get returns the files of a cached bundle, checked against digest.

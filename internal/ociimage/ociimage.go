@@ -16,7 +16,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,6 +27,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"golang.org/x/crypto/x509roots/fallback/bundle"
+
+	"github.com/operator-manager/operator-manager/internal/atomicfile"
 )
 
 const (
@@ -243,29 +244,9 @@ func WriteTarball(file, ref string, img v1.Image) error {
 	if err != nil {
 		return fmt.Errorf("image reference %q: %w", ref, err)
 	}
-	dir, base := filepath.Split(file)
-	if dir == "" {
-		dir = "."
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+"-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tarball.Write(tag, img, tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), file)
+	return atomicfile.WriteFunc(file, 0o644, func(w io.Writer) error {
+		return tarball.Write(tag, img, w)
+	})
 }
 
 // BuildOptions say how to build the binary.

@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/operator-manager/operator-manager/config"
+	"github.com/operator-manager/operator-manager/internal/atomicfile"
 )
 
 // ManagerKubeconfigFile is the kubeconfig ManagerKubeconfig writes in the environment's
@@ -120,11 +121,7 @@ func (e *Env) TokenKubeconfig(ctx context.Context, namespace, serviceAccount, pa
 		return err
 	}
 	// Written whole and renamed, so a reader never sees half a file.
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.Write(path, data, 0o600)
 }
 
 // ManagerConfig is ManagerKubeconfig for a manager run in the test process: a client

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/operator-manager/operator-manager/internal/atomicfile"
 	"github.com/operator-manager/operator-manager/internal/catalog"
 )
 
@@ -89,7 +90,7 @@ func (c *Client) Fetch(ctx context.Context, digest string) ([]catalog.File, erro
 	if files, err = verify(data, digest); err != nil {
 		return nil, fmt.Errorf("fetching bundle %s from %s: %w", digest, c.BaseURL, err)
 	}
-	if err := writeAtomic(c.CacheDir, file, data); err != nil {
+	if err := atomicfile.Write(file, data, 0o644); err != nil {
 		return nil, fmt.Errorf("caching bundle %s: %w", digest, err)
 	}
 	return files, nil
@@ -162,31 +163,6 @@ func verify(data []byte, digest string) ([]catalog.File, error) {
 		return nil, err
 	}
 	return files, nil
-}
-
-// writeAtomic writes data to a temporary file in dir, syncs it and renames it into
-// place, so a reader never sees a partial bundle, even after a crash.
-func writeAtomic(dir, file string, data []byte) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, ".fetch-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // no-op after the rename
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), file)
 }
 
 // FetchTimeout bounds one bundle download made for Catalog.Files, whose callers pass no

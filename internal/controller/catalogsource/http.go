@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/operator-manager/operator-manager/internal/atomicfile"
 	"github.com/operator-manager/operator-manager/internal/catalog"
 	"github.com/operator-manager/operator-manager/internal/catalog/remote"
 )
@@ -134,19 +135,11 @@ func (r *Reconciler) httpIndexFile(key types.NamespacedName) string {
 // keepIndex writes the index a catalog was built from, replacing the one before at once
 // (a rename), so a reader finds one whole index or the previous one.
 func (r *Reconciler) keepIndex(key types.NamespacedName, idx *remote.Index) error {
-	file := r.httpIndexFile(key)
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		return err
-	}
 	data, err := json.Marshal(idx)
 	if err != nil {
 		return err
 	}
-	tmp := file + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, file)
+	return atomicfile.Write(r.httpIndexFile(key), data, 0o644)
 }
 
 // keptIndex builds the catalog of HTTP source key from the index kept on disk, when its
