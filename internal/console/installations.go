@@ -119,6 +119,9 @@ type row struct {
 	PendingApproval string `json:"pendingApproval"`
 	Revision        int64  `json:"revision"`
 	Paused          bool   `json:"paused"`
+	// Deprecation is what the catalog says is deprecated about this installation (its
+	// package, channel or version): the message of the Subscription's Deprecated condition.
+	Deprecation string `json:"deprecation,omitempty"`
 }
 
 // rowOf joins a Subscription and its Blueprint (nil when there is none yet).
@@ -147,6 +150,9 @@ func rowOf(sub *omv1.Subscription, bp *omv1.Blueprint) row {
 	}
 	if c := meta.FindStatusCondition(conds, omv1.ConditionReady); c != nil {
 		rw.Ready, rw.Reason, rw.Message = string(c.Status), c.Reason, c.Message
+	}
+	if c := meta.FindStatusCondition(sub.Status.Conditions, omv1.ConditionDeprecated); c != nil && c.Status == metav1.ConditionTrue {
+		rw.Deprecation = c.Message
 	}
 	return rw
 }

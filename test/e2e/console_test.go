@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	"github.com/operator-manager/operator-manager/internal/testenv"
 )
 
 // TestConsole drives the web console in a real (headless) Chromium, as a person would:
@@ -291,12 +292,11 @@ func (s *syncBuffer) String() string {
 // it answers.
 func startConsole(t *testing.T, who, kubeconfig string) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := testenv.FreePorts(1) // below the ephemeral range: no client connection takes it meanwhile
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := "127.0.0.1:" + strconv.Itoa(ports[0])
 	out := &syncBuffer{}
 	cmd := exec.Command(managerBin, "--kubeconfig", kubeconfig, "console", "--addr", addr)
 	cmd.Stdout, cmd.Stderr = out, out

@@ -2,12 +2,16 @@ package e2e
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/chromedp/chromedp"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	"github.com/operator-manager/operator-manager/internal/catalog"
@@ -98,4 +102,69 @@ spec: {package: cache-operator, channel: stable, version: 1.1.0, catalog: test}
 	// The catalog drops its deprecations: the conditions go.
 	deprecatedCatalog(t, "deprecations")
 	eventually(t, time.Minute, "no deprecation said once the catalog has none", says(nil), conditions)
+}
+
+// TestConsoleShowsDeprecations: what a catalog deprecates reaches the console as a person
+// reads it: the installed list marks the installation, its page says what is deprecated
+// in the catalog's words and lists the Subscription's conditions, and both follow the
+// catalog when it drops the deprecations.
+func TestConsoleShowsDeprecations(t *testing.T) {
+	chrome := findChromium(t)
+	ns := "console-deprecations"
+	newNamespace(t, ns)
+	uninstallAtEnd(t, ns, "cache")
+	bundle := `{"reference":{"schema":"olm.bundle","name":"cache-operator.v1.1.0"},"message":"1.1.0 has CVE-2026-0001; upgrade to 1.2.0"}`
+	channel := `{"reference":{"schema":"olm.channel","name":"stable"},"message":"stable closes in 2027; follow fast"}`
+	dir := deprecatedCatalog(t, ns, bundle, channel)
+	if err := k8s.Create(ctx(), &omv1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Name: "test", Namespace: ns},
+		Spec: omv1.CatalogSourceSpec{SourceType: omv1.SourceDirectory, Directory: dir, PollInterval: &metav1.Duration{Duration: time.Second}}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "the catalog loaded", catalogLoaded(t, ns, "test", 1, 2), catalogStatus(t, ns, "test"))
+	applyYAML(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache}
+spec: {package: cache-operator, channel: stable, version: 1.1.0, catalog: test}
+`)
+	waitRunning(t, ns, "cache", "cache-operator.v1.1.0")
+	eventually(t, time.Minute, "the Subscription says it is deprecated", func() bool {
+		return meta.IsStatusConditionTrue(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionBundleDeprecated)
+	}, func() string { return fmt.Sprint(getSub(t, ns, "cache").Status.Conditions) })
+
+	shots := filepath.Join(work, "console-screenshots")
+	if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	base := startConsole(t, "admin", env.Kubeconfig)
+	b := newBrowser(t, chrome, shots)
+	row := `document.querySelector('tr[data-key="` + ns + `/cache"] td.c-version')`
+	b.do("the installed list marks the installation deprecated", 30*time.Second,
+		chromedp.Navigate(base+"/#/installed"),
+		b.until(row+`.classList.contains('warn') && `+row+`.textContent.includes('deprecated') && `+row+`.title.includes('CVE-2026-0001')`),
+	)
+	b.do("the installation page says what is deprecated and lists the conditions", 30*time.Second,
+		chromedp.Navigate(base+"/#/installations/"+ns+"/cache"),
+		b.until(`!document.querySelector('#inst-deprecation').hidden &&
+			document.querySelector('#inst-deprecation li[data-type="BundleDeprecated"]').textContent.includes('1.1.0 has CVE-2026-0001') &&
+			document.querySelector('#inst-deprecation li[data-type="ChannelDeprecated"]').textContent.includes('stable closes in 2027') &&
+			!document.querySelector('#inst-deprecation li[data-type="PackageDeprecated"]')`),
+		b.until(`!!document.querySelector('#conditions-table tr[data-type="Ready"][data-status="True"]:not(.bad)') &&
+			!!document.querySelector('#conditions-table tr[data-type="BundleDeprecated"][data-status="True"].bad') &&
+			!!document.querySelector('#conditions-table tr[data-type="Deprecated"][data-status="True"].bad')`),
+	)
+	b.shot("deprecated-installation")
+
+	// The catalog drops its deprecations: the page, left open, follows.
+	deprecatedCatalog(t, ns)
+	b.do("the open page drops the deprecation with the catalog", time.Minute,
+		b.untilFor(time.Minute, `document.querySelector('#inst-deprecation').hidden &&
+			!document.querySelector('#conditions-table tr[data-type="BundleDeprecated"]') &&
+			!!document.querySelector('#conditions-table tr[data-type="Ready"][data-status="True"]')`),
+	)
+	b.do("the installed list no longer marks it", 30*time.Second,
+		chromedp.Navigate(base+"/#/installed"),
+		b.until(`!!`+row+` && !`+row+`.classList.contains('warn') && !`+row+`.textContent.includes('deprecated')`),
+	)
+	b.checkConsole()
 }

@@ -28,10 +28,14 @@
 //   #/installed  #installed-filter, #installed-table, #installed-rows,
 //                tr[data-key="NS/NAME"] (data-testid="row-NS-NAME") with cells
 //                td.c-namespace, .c-name, .c-package, .c-version, .c-phase, .c-ready,
-//                .c-pending; #installed-count
+//                .c-pending (.c-version.warn with the message as its title when deprecated);
+//                #installed-count
 //   #/installations/NS/NAME
 //                #inst-title, #inst-phase, #inst-ready, #inst-version, #inst-pending,
 //                #inst-paused, #inst-windows, #inst-gone (shown once the Subscription is deleted);
+//                #inst-deprecation (shown when the catalog deprecates the package, channel
+//                or version; li[data-type=PackageDeprecated|ChannelDeprecated|BundleDeprecated]);
+//                #conditions-table with tr[data-type=T][data-status=S], the Subscription's conditions;
 //                actions #action-approve, #upgrade-version (select of CSVs),
 //                #action-upgrade, #upgrade-hint (why no versions), #rollback-revision (select of succeeded revisions),
 //                #action-rollback, #action-pause, #action-resume, #action-uninstall;
@@ -682,7 +686,9 @@
       setText(c.namespace, r.namespace);
       setText(c.nameLink, r.name);
       setText(c.package, r.package);
-      setText(c.version, r.version || r.csv || '');
+      setText(c.version, (r.version || r.csv || '') + (r.deprecation ? ' · deprecated' : ''));
+      c.version.classList.toggle('warn', !!r.deprecation);
+      c.version.title = r.deprecation || '';
       setText(c.phase, r.phase || '');
       c.phase.dataset.phase = r.phase || '';
       setText(c.ready, (r.ready || 'Unknown') + (r.reason ? ' · ' + r.reason : ''));
@@ -796,12 +802,14 @@
           h('dt', null, 'Paused'), h('dd', { id: 'inst-paused' }, '–'),
           h('dt', null, 'Upgrade windows'), h('dd', { id: 'inst-windows' }, '–'))),
       h('p', { id: 'inst-gone', class: 'gone', hidden: true, 'data-testid': 'inst-gone' }, 'This installation is gone: its Subscription was deleted.'),
+      h('div', { id: 'inst-deprecation', class: 'deprecation', role: 'status', hidden: true }),
       actions,
       h('div', { class: 'inst-layout' },
         h('div', null,
           sec('timeline', 'Revisions', h('div', { class: 'wide' }, h('table', { id: 'timeline' },
             h('thead', null, h('tr', null, ['Rev', 'Trigger', 'Version', 'Outcome', 'Reason', 'Message', 'Started', 'Took'].map((t) => h('th', { scope: 'col' }, t)))),
             timelineRows))),
+          sec('conditions', 'Conditions', h('div', { id: 'conditions' })),
           sec('events', 'Recent events', h('div', { id: 'events' }))),
         h('div', null,
           sec('health', 'Health gate', h('div', { id: 'health' })),
@@ -865,6 +873,26 @@
         : 'any time');
       for (const b of actions.querySelectorAll('button,select')) b.disabled = false;
       $('#inst-gone').hidden = true;
+      // what the catalog deprecates, in its words: package, channel, version
+      const subConds = (d.subscription && d.subscription.status && d.subscription.status.conditions) || [];
+      const deps = DEPRECATIONS.map(([type, what]) => [what, subConds.find((c) => c.type === type && c.status === 'True')]).filter(([, c]) => c);
+      const depEl = $('#inst-deprecation');
+      depEl.hidden = !deps.length;
+      replace(depEl, ...(deps.length ? [h('strong', null, 'Deprecated by its catalog'),
+        h('ul', { class: 'plain' }, deps.map(([what, c]) => h('li', { 'data-type': c.type }, h('span', { class: 'muted' }, what + ': '), c.message || '')))] : []));
+
+      // every condition of the Subscription (the Blueprint's until it has its own), OLM's too
+      const conds = subConds.length ? subConds : ((d.blueprint && d.blueprint.status && d.blueprint.status.conditions) || []);
+      replace($('#conditions'), conds.length ? h('table', { id: 'conditions-table', class: 'compact' },
+        h('thead', null, h('tr', null, ['Type', 'Status', 'Reason', 'Message', 'Since'].map((t) => h('th', { scope: 'col' }, t)))),
+        h('tbody', null, conds.map((c) => {
+          const tone = conditionTone(c);
+          return h('tr', { 'data-type': c.type, 'data-status': c.status, class: tone === 'bad' ? 'bad' : '' },
+            h('td', null, c.type), h('td', null, h('span', { class: 'badge ' + tone }, c.status)), h('td', null, c.reason || ''),
+            h('td', { class: 'small' }, c.message || ''), h('td', { class: 'small', title: c.lastTransitionTime || '' }, fmtShort(c.lastTransitionTime)));
+        })))
+        : h('p', { class: 'muted' }, 'None yet.'));
+
       // the timeline
       const hist = (d.history || []).slice().sort((a, b) => b.revision - a.revision);
       timelineRows.replaceChildren(...hist.map((rv) => {
@@ -1047,6 +1075,21 @@
 
     if (rows.has(key)) fillRow(rows.get(key));
     refresh();
+  }
+
+  // The deprecation conditions of a Subscription (OLM's types) and what each speaks of.
+  const DEPRECATIONS = [['PackageDeprecated', 'Package'], ['ChannelDeprecated', 'Channel'], ['BundleDeprecated', 'Version']];
+  // Conditions that report a problem when True; the others report one when False, except
+  // those that only say what is under way.
+  const BAD_WHEN_TRUE = new Set(['RolledBack', 'Blocked', 'Deprecated', 'PackageDeprecated', 'ChannelDeprecated', 'BundleDeprecated',
+    'ResolutionFailed', 'InstallPlanFailed', 'CatalogSourcesUnhealthy']);
+  const UNDER_WAY = new Set(['Progressing', 'UpgradePending', 'InstallPlanPending']);
+
+  // conditionTone is the badge a condition gets: ok, bad or wait.
+  function conditionTone(c) {
+    if (c.status === 'Unknown' || UNDER_WAY.has(c.type)) return c.status === 'True' || c.status === 'Unknown' ? 'wait' : 'ok';
+    const problem = BAD_WHEN_TRUE.has(c.type) ? c.status === 'True' : c.status === 'False';
+    return problem ? 'bad' : 'ok';
   }
 
   // catalogOf names the CatalogSource an installation comes from, as "ns/name".
