@@ -43,17 +43,14 @@ func deprecatedCatalog(t *testing.T, name string, entries ...string) string {
 	return writeCatalog(t, name, files)
 }
 
-// TestOLMDeprecations: a catalog's olm.deprecations reach the Subscription as OLM's
-// conditions (BundleDeprecated for the version it runs, ChannelDeprecated for the channel
-// it follows, Deprecated summing up, each with the catalog's words) and `status`; they
-// follow the catalog as it changes and the version as it moves, and leave when nothing
-// is deprecated any more. Ready is not touched: a deprecated operator still runs.
-func TestOLMDeprecations(t *testing.T) {
-	ns := "deprecations"
-	newNamespace(t, ns)
+// installDeprecated installs cache-operator 1.1.0 as Subscription "cache" in ns from a
+// catalog "test" (directory <work>/catalogs/ns, polled every second) that deprecates that
+// version and the stable channel.
+func installDeprecated(t *testing.T, ns string) {
+	t.Helper()
 	bundle := `{"reference":{"schema":"olm.bundle","name":"cache-operator.v1.1.0"},"message":"1.1.0 has CVE-2026-0001; upgrade to 1.2.0"}`
 	channel := `{"reference":{"schema":"olm.channel","name":"stable"},"message":"stable closes in 2027; follow fast"}`
-	dir := deprecatedCatalog(t, "deprecations", bundle, channel)
+	dir := deprecatedCatalog(t, ns, bundle, channel)
 	if err := k8s.Create(ctx(), &omv1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Name: "test", Namespace: ns},
 		Spec: omv1.CatalogSourceSpec{SourceType: omv1.SourceDirectory, Directory: dir, PollInterval: &metav1.Duration{Duration: time.Second}}}); err != nil {
 		t.Fatal(err)
@@ -66,6 +63,17 @@ metadata: {name: cache}
 spec: {package: cache-operator, channel: stable, version: 1.1.0, catalog: test}
 `)
 	waitRunning(t, ns, "cache", "cache-operator.v1.1.0")
+}
+
+// TestOLMDeprecations: a catalog's olm.deprecations reach the Subscription as OLM's
+// conditions (BundleDeprecated for the version it runs, ChannelDeprecated for the channel
+// it follows, Deprecated summing up, each with the catalog's words) and `status`; they
+// follow the catalog as it changes and the version as it moves, and leave when nothing
+// is deprecated any more. Ready is not touched: a deprecated operator still runs.
+func TestOLMDeprecations(t *testing.T) {
+	ns := "deprecations"
+	newNamespace(t, ns)
+	installDeprecated(t, ns)
 	says := func(want map[string]string) func() bool {
 		return func() bool {
 			conds := getSub(t, ns, "cache").Status.Conditions
@@ -100,7 +108,7 @@ spec: {package: cache-operator, channel: stable, version: 1.1.0, catalog: test}
 		omv1.ConditionChannelDeprecated: "stable closes", omv1.ConditionDeprecated: "stable closes"}), conditions)
 
 	// The catalog drops its deprecations: the conditions go.
-	deprecatedCatalog(t, "deprecations")
+	deprecatedCatalog(t, ns)
 	eventually(t, time.Minute, "no deprecation said once the catalog has none", says(nil), conditions)
 }
 
@@ -113,21 +121,7 @@ func TestConsoleShowsDeprecations(t *testing.T) {
 	ns := "console-deprecations"
 	newNamespace(t, ns)
 	uninstallAtEnd(t, ns, "cache")
-	bundle := `{"reference":{"schema":"olm.bundle","name":"cache-operator.v1.1.0"},"message":"1.1.0 has CVE-2026-0001; upgrade to 1.2.0"}`
-	channel := `{"reference":{"schema":"olm.channel","name":"stable"},"message":"stable closes in 2027; follow fast"}`
-	dir := deprecatedCatalog(t, ns, bundle, channel)
-	if err := k8s.Create(ctx(), &omv1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Name: "test", Namespace: ns},
-		Spec: omv1.CatalogSourceSpec{SourceType: omv1.SourceDirectory, Directory: dir, PollInterval: &metav1.Duration{Duration: time.Second}}}); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, time.Minute, "the catalog loaded", catalogLoaded(t, ns, "test", 1, 2), catalogStatus(t, ns, "test"))
-	applyYAML(t, ns, `
-apiVersion: operators.coreos.com.operator-manager.domain/v1
-kind: Subscription
-metadata: {name: cache}
-spec: {package: cache-operator, channel: stable, version: 1.1.0, catalog: test}
-`)
-	waitRunning(t, ns, "cache", "cache-operator.v1.1.0")
+	installDeprecated(t, ns)
 	eventually(t, time.Minute, "the Subscription says it is deprecated", func() bool {
 		return meta.IsStatusConditionTrue(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionBundleDeprecated)
 	}, func() string { return fmt.Sprint(getSub(t, ns, "cache").Status.Conditions) })
