@@ -307,13 +307,20 @@ spec: {startingCSV: cache-operator.1.1.0, catalog: samples}
 		t.Errorf("no DriftRepaired event (%v)", err)
 	}
 
-	// Paused: drift stays until the Subscription is resumed.
-	sub := getSub(t, ns, "cache")
-	p := client.MergeFrom(sub.DeepCopy())
-	sub.Spec.Paused = true
-	if err := k8s.Patch(ctx(), sub, p); err != nil {
-		t.Fatal(err)
+	// Paused (by the CLI's verb): drift stays until the Subscription is resumed.
+	if out, err := cli("pause", "cache", "-n", ns); err != nil || !strings.Contains(out, "paused "+ns+"/cache") {
+		t.Fatalf("pause: %v\n%s", err, out)
 	}
+	if !getSub(t, ns, "cache").Spec.Paused {
+		t.Fatal("pause did not set spec.paused")
+	}
+	if out, err := cli("pause", "cache", "-n", ns); err != nil || !strings.Contains(out, "already paused") {
+		t.Errorf("a second pause: %v\n%s", err, out)
+	}
+	eventually(t, 30*time.Second, "the Subscription says it is paused", func() bool {
+		c := meta.FindStatusCondition(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionResolved)
+		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == omv1.ReasonPaused
+	}, describeSub(t, ns, "cache"))
 	time.Sleep(2 * time.Second) // the CSV controller hears of the pause
 	if err := k8s.Get(ctx(), key, d); err != nil {
 		t.Fatal(err)
@@ -325,14 +332,16 @@ spec: {startingCSV: cache-operator.1.1.0, catalog: samples}
 	if err := k8s.Get(ctx(), key, &appsv1.Deployment{}); err == nil {
 		t.Errorf("the Deployment of a paused Subscription was put back")
 	}
-	sub = getSub(t, ns, "cache")
-	p = client.MergeFrom(sub.DeepCopy())
-	sub.Spec.Paused = false
-	if err := k8s.Patch(ctx(), sub, p); err != nil {
-		t.Fatal(err)
+	out, err := cli("resume", "cache", "-n", ns, "--wait", "--timeout", "2m")
+	if err != nil || !strings.Contains(out, "resumed "+ns+"/cache") {
+		t.Fatalf("resume --wait: %v\n%s", err, out)
 	}
-	eventually(t, 30*time.Second, "the Deployment back after resuming", func() bool {
-		return k8s.Get(ctx(), key, &appsv1.Deployment{}) == nil
-	}, describeSub(t, ns, "cache"))
+	if getSub(t, ns, "cache").Spec.Paused {
+		t.Fatal("resume did not clear spec.paused")
+	}
+	// --wait returned once the installation was Ready again: the Deployment is back by then.
+	if err := k8s.Get(ctx(), key, &appsv1.Deployment{}); err != nil {
+		t.Errorf("resume --wait returned before the Deployment was put back: %v\n%s", err, out)
+	}
 	waitReady(t, ns, "cache", time.Minute)
 }
