@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -128,6 +129,29 @@ func FuzzParseDependencies(f *testing.F) {
 				}
 				_, _ = d.Matches(sub)
 				_ = d.String()
+			}
+		}
+	})
+}
+
+// FuzzParseProperties: metadata/properties.yaml is the bundle author's. What it keeps is
+// what CEL constraints read and what `catalog push` writes into a File-Based Catalog, so
+// each kept property has a type and a value that is JSON.
+func FuzzParseProperties(f *testing.F) {
+	addFiles(f, "testdata/layouts/*/*/metadata/properties.yaml")
+	f.Add([]byte("properties:\n- type: olm.label\n  value: {label: cache}\n- type: certified\n  value: true\n- type: olm.package\n  value: {packageName: p, version: 1.0.0}\n"))
+	f.Add([]byte("properties:\n- type: olm.label\n  value: {}\n"))
+	f.Add([]byte("properties:\n- value: 1\n"))
+	f.Add([]byte("properties: {}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		props, err := parseProperties(data)
+		checkNoDecoderPanic(t, err)
+		for _, p := range props {
+			if p.Type == "" || !keptProperty(p.Type) {
+				t.Fatalf("kept a property of type %q", p.Type)
+			}
+			if len(p.Value) > 0 && !json.Valid(p.Value) {
+				t.Fatalf("kept property %s with a value that is not JSON: %q", p.Type, p.Value)
 			}
 		}
 	})
