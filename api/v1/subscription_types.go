@@ -355,6 +355,7 @@ type SubscriptionStatus struct {
 // +kubebuilder:printcolumn:name="Catalog",type=string,JSONPath=`.spec.catalog`,priority=1
 // +kubebuilder:printcolumn:name="Source",type=string,JSONPath=`.spec.source`,priority=1
 // +kubebuilder:printcolumn:name="Revision",type=integer,JSONPath=`.status.currentRevision`,priority=1
+// +kubebuilder:printcolumn:name="Paused",type=boolean,JSONPath=`.spec.paused`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Subscription struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -586,6 +586,7 @@ type subscriptionRow struct {
 	Ready     string `json:"ready"`
 	Reason    string `json:"reason"`
 	Age       string `json:"age"`
+	Paused    bool   `json:"paused,omitempty"`
 }
 
 func newListCmd(g *globals) *cobra.Command {
@@ -611,7 +612,7 @@ func newListCmd(g *globals) *cobra.Command {
 			var rows []subscriptionRow
 			for _, s := range list.Items {
 				row := subscriptionRow{Namespace: s.Namespace, Name: s.Name, Package: s.Status.Package, Installed: s.Status.InstalledVersion,
-					Status: s.Status.Opstatus, Age: duration.HumanDuration(time.Since(s.CreationTimestamp.Time))}
+					Status: s.Status.Opstatus, Age: duration.HumanDuration(time.Since(s.CreationTimestamp.Time)), Paused: s.Spec.Paused}
 				row.Wanted = s.Spec.StartingCSV
 				if row.Wanted == "" {
 					row.Wanted = strings.TrimSpace(s.Spec.PackageName() + " " + s.Spec.Version)
@@ -624,7 +625,11 @@ func newListCmd(g *globals) *cobra.Command {
 			return out.print(cmd.OutOrStdout(), rows, func(tw *tabwriter.Writer) {
 				fmt.Fprintln(tw, "NAMESPACE\tNAME\tPACKAGE\tWANTED\tINSTALLED\tSTATUS\tREADY\tREASON\tAGE")
 				for _, r := range rows {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Namespace, r.Name, r.Package, r.Wanted, r.Installed, r.Status, r.Ready, r.Reason, r.Age)
+					status := r.Status
+					if r.Paused {
+						status += " (paused)"
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Namespace, r.Name, r.Package, r.Wanted, r.Installed, status, r.Ready, r.Reason, r.Age)
 				}
 			})
 		},
@@ -802,6 +807,9 @@ func printStatus(w io.Writer, doc statusDoc) {
 		fmt.Fprintf(w, "Wanted:\t%s\n", s.Status.CurrentCSV)
 	}
 	fmt.Fprintf(w, "Status:\t%s\n", s.Status.Opstatus)
+	if s.Spec.Paused {
+		fmt.Fprintf(w, "Paused:\tyes: no version change, config change or drift repair until `operator-manager resume %s`\n", s.Name)
+	}
 	if c := meta.FindStatusCondition(s.Status.Conditions, omv1.ConditionDeprecated); c != nil && c.Status == metav1.ConditionTrue {
 		fmt.Fprintf(w, "Deprecated:\t%s\n", c.Message) // the catalog's words: what to move to
 	}

@@ -31,6 +31,8 @@ func TestPrintStatus(t *testing.T) {
 	waiting.Status.InstallPlanRef = &corev1.ObjectReference{Kind: "InstallPlan", Namespace: "ns", Name: "install-0123456789"}
 	windowed := sub("x-operator", "x.v1", "1", "x.v2")
 	windowed.Spec.UpgradeWindows = []omv1.UpgradeWindow{{Schedule: "0 0 1 1 *", Duration: metav1.Duration{Duration: time.Minute}, TimeZone: "UTC"}}
+	paused := sub("x-operator", "x.v1", "1", "x.v1")
+	paused.Spec.Paused = true
 	next := time.Date(time.Now().UTC().Year()+1, 1, 1, 0, 0, 0, 0, time.UTC).Format(time.RFC3339)
 	for _, tc := range []struct {
 		name      string
@@ -38,6 +40,8 @@ func TestPrintStatus(t *testing.T) {
 		bp        *omv1.Blueprint
 		want, not []string
 	}{
+		{"paused", paused, nil, []string{"Paused: yes: no version change, config change or drift repair until `operator-manager resume x`"}, nil},
+		{"not paused", sub("x-operator", "x.v1", "1", "x.v1"), nil, nil, []string{"Paused:"}},
 		{"its upgrade windows", windowed, nil, []string{`Upgrade windows: "0 0 1 1 *" for 1m0s (UTC); closed, the next upgrade window opens at ` + next}, nil},
 		{"nothing installed, not resolved", sub("", "", "", ""), nil, []string{"Package: x-operator", "Installed: nothing yet"}, []string{"()", "Wanted:"}},
 		{"waits in an InstallPlan", waiting, nil, []string{"Installed: nothing yet Wanted: x.v1", "InstallPlan: install-0123456789"}, nil},

@@ -317,6 +317,12 @@ spec: {startingCSV: cache-operator.1.1.0, catalog: samples}
 	if out, err := cli("pause", "cache", "-n", ns); err != nil || !strings.Contains(out, "already paused") {
 		t.Errorf("a second pause: %v\n%s", err, out)
 	}
+	if out, err := cli("list", "-n", ns); err != nil || !strings.Contains(out, "(paused)") {
+		t.Errorf("list does not say the installation is paused (%v):\n%s", err, out)
+	}
+	if wide := kubectl(t, "get", "subscription", "cache", "-n", ns, "-o", "wide"); !strings.Contains(wide, "PAUSED") || !strings.Contains(wide, "true") {
+		t.Errorf("kubectl get subscription -o wide does not show spec.paused:\n%s", wide)
+	}
 	eventually(t, 30*time.Second, "the Subscription says it is paused", func() bool {
 		c := meta.FindStatusCondition(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionResolved)
 		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == omv1.ReasonPaused
