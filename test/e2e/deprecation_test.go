@@ -114,8 +114,8 @@ func TestOLMDeprecations(t *testing.T) {
 
 // TestConsoleShowsDeprecations: what a catalog deprecates reaches the console as a person
 // reads it: the installed list marks the installation, its page says what is deprecated
-// in the catalog's words and lists the Subscription's conditions, and both follow the
-// catalog when it drops the deprecations.
+// in the catalog's words and lists the Subscription's conditions (a pause shown as a
+// choice, not a fault), and both follow the catalog when it drops the deprecations.
 func TestConsoleShowsDeprecations(t *testing.T) {
 	chrome := findChromium(t)
 	ns := "console-deprecations"
@@ -148,6 +148,17 @@ func TestConsoleShowsDeprecations(t *testing.T) {
 			!!document.querySelector('#conditions-table tr[data-type="Deprecated"][data-status="True"].bad')`),
 	)
 	b.shot("deprecated-installation")
+
+	// Paused: Resolved is False with reason Paused, which the page shows as a person's
+	// choice, not as a fault.
+	if out, err := cli("pause", "cache", "-n", ns); err != nil {
+		t.Fatalf("pause: %v\n%s", err, out)
+	}
+	b.do("the paused installation's Resolved=False reads as a choice", 30*time.Second,
+		b.until(`!!document.querySelector('#conditions-table tr[data-type="Resolved"][data-status="False"]:not(.bad) .badge.wait')`))
+	if out, err := cli("resume", "cache", "-n", ns); err != nil {
+		t.Fatalf("resume: %v\n%s", err, out)
+	}
 
 	// The catalog drops its deprecations: the page, left open, follows.
 	deprecatedCatalog(t, ns)

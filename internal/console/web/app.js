@@ -1084,10 +1084,13 @@
   const BAD_WHEN_TRUE = new Set(['RolledBack', 'Blocked', 'Deprecated', 'PackageDeprecated', 'ChannelDeprecated', 'BundleDeprecated',
     'ResolutionFailed', 'InstallPlanFailed', 'CatalogSourcesUnhealthy']);
   const UNDER_WAY = new Set(['Progressing', 'UpgradePending', 'InstallPlanPending']);
+  // Reasons for which a condition holds on a person's choice or their approval, not on a fault.
+  const CHOSEN = new Set(['Paused', 'WaitingForApproval', 'RequiresApproval', 'OutsideUpgradeWindow', 'OperatorNotUpgradeable', 'HeldAfterManualRollback']);
 
   // conditionTone is the badge a condition gets: ok, bad or wait.
   function conditionTone(c) {
     if (c.status === 'Unknown' || UNDER_WAY.has(c.type)) return c.status === 'True' || c.status === 'Unknown' ? 'wait' : 'ok';
+    if (CHOSEN.has(c.reason)) return 'wait';
     const problem = BAD_WHEN_TRUE.has(c.type) ? c.status === 'True' : c.status === 'False';
     return problem ? 'bad' : 'ok';
   }
