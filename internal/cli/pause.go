@@ -41,8 +41,8 @@ func newResumeCmd(g *globals) *cobra.Command {
 		Short: "Let a paused installation go on: held version and config changes start, drift is repaired",
 		Long: `resume clears the Subscription's spec.paused. A version change that waited starts
 (through the health gate, with rollback), a config change reaches the Deployments, and what
-was edited or deleted by hand is put back. With --wait it follows the installation until it is Ready again, or until the change
-ends badly, as install --wait does.`,
+was edited or deleted by hand is put back. With --wait it follows the installation until it
+is Ready again, or until the change ends badly, as install --wait does.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: g.completeSubscriptions,
 		RunE: func(cmd *cobra.Command, args []string) error {
