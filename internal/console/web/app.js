@@ -1084,7 +1084,8 @@
   const BAD_WHEN_TRUE = new Set(['RolledBack', 'Blocked', 'Deprecated', 'PackageDeprecated', 'ChannelDeprecated', 'BundleDeprecated',
     'ResolutionFailed', 'InstallPlanFailed', 'CatalogSourcesUnhealthy']);
   const UNDER_WAY = new Set(['Progressing', 'UpgradePending', 'InstallPlanPending']);
-  // Reasons for which a condition holds on a person's choice or their approval, not on a fault.
+  // Reasons for which a condition holds on a choice (a person's pause, approval, window or
+  // rollback, the operator's consent to upgrade), not on a fault.
   const CHOSEN = new Set(['Paused', 'WaitingForApproval', 'RequiresApproval', 'OutsideUpgradeWindow', 'OperatorNotUpgradeable', 'HeldAfterManualRollback']);
 
   // conditionTone is the badge a condition gets: ok, bad or wait.
