@@ -808,7 +808,7 @@ func printStatus(w io.Writer, doc statusDoc) {
 	}
 	fmt.Fprintf(w, "Status:\t%s\n", s.Status.Opstatus)
 	if s.Spec.Paused {
-		fmt.Fprintf(w, "Paused:\tyes: no version change, config change or drift repair until `operator-manager resume %s`\n", s.Name)
+		fmt.Fprintf(w, "Paused:\tyes: %s until `operator-manager resume %s`\n", pausedMeans, s.Name)
 	}
 	if c := meta.FindStatusCondition(s.Status.Conditions, omv1.ConditionDeprecated); c != nil && c.Status == metav1.ConditionTrue {
 		fmt.Fprintf(w, "Deprecated:\t%s\n", c.Message) // the catalog's words: what to move to

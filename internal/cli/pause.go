@@ -10,6 +10,9 @@ import (
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 )
 
+// pausedMeans is what a pause holds, in the words pause, status and the help use.
+const pausedMeans = "no version change, config change or drift repair"
+
 // newPauseCmd and newResumeCmd set and clear a Subscription's spec.paused, as the
 // console's buttons do and as `kubectl rollout pause` does for a Deployment: a person
 // holding an installation still while they look at it, without editing YAML.
@@ -17,7 +20,7 @@ func newPauseCmd(g *globals) *cobra.Command {
 	out := &output{}
 	cmd := &cobra.Command{
 		Use:   "pause NAME",
-		Short: "Hold an installation as it is: no version change, config change or drift repair until resume",
+		Short: "Hold an installation as it is: " + pausedMeans + " until resume",
 		Long: `pause sets the Subscription's spec.paused. What runs keeps running, but no new
 version is resolved or installed, a change of spec.config does not reach the Deployments,
 and objects edited or deleted by hand are not put back. The Subscription says so (Resolved
@@ -81,7 +84,7 @@ func setPaused(cmd *cobra.Command, g *globals, out *output, name string, paused,
 			return err
 		}
 		if paused {
-			fmt.Fprintf(w, "paused %s: no version change, config change or drift repair until `operator-manager resume %s`\n", key, name)
+			fmt.Fprintf(w, "paused %s: %s until `operator-manager resume %s`\n", key, pausedMeans, name)
 		} else {
 			fmt.Fprintf(w, "resumed %s: held version and config changes start, drift is repaired\n", key)
 		}

@@ -39,14 +39,7 @@ import (
 // internal/console/web/app.js.
 func TestConsole(t *testing.T) {
 	chrome := findChromium(t)
-	shots := os.Getenv("OPM_CONSOLE_SCREENSHOTS")
-	if shots == "" {
-		shots = filepath.Join(work, "console-screenshots")
-	}
-	if err := os.MkdirAll(shots, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("console screenshots go to %s", shots)
+	shots := screenshotDir(t)
 
 	ns := "console"
 	newNamespace(t, ns) // with the CatalogSource "samples" for the sample catalog
@@ -246,6 +239,21 @@ spec: {startingCSV: cache-operator.1.2.0, catalog: samples, targetNamespaces: [c
 }
 
 // findChromium finds the distribution's Chromium; the test fails, not skips, without it.
+// screenshotDir is where the browser tests write their screenshots:
+// OPM_CONSOLE_SCREENSHOTS, else work/console-screenshots.
+func screenshotDir(t *testing.T) string {
+	t.Helper()
+	shots := os.Getenv("OPM_CONSOLE_SCREENSHOTS")
+	if shots == "" {
+		shots = filepath.Join(work, "console-screenshots")
+	}
+	if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("console screenshots go to %s", shots)
+	return shots
+}
+
 func findChromium(t *testing.T) string {
 	t.Helper()
 	if p := os.Getenv("OPM_CHROMIUM"); p != "" {

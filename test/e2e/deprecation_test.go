@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -126,12 +124,8 @@ func TestConsoleShowsDeprecations(t *testing.T) {
 		return meta.IsStatusConditionTrue(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionBundleDeprecated)
 	}, func() string { return fmt.Sprint(getSub(t, ns, "cache").Status.Conditions) })
 
-	shots := filepath.Join(work, "console-screenshots")
-	if err := os.MkdirAll(shots, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	base := startConsole(t, "admin", env.Kubeconfig)
-	b := newBrowser(t, chrome, shots)
+	b := newBrowser(t, chrome, screenshotDir(t))
 	row := `document.querySelector('tr[data-key="` + ns + `/cache"] td.c-version')`
 	b.do("the installed list marks the installation deprecated", 30*time.Second,
 		chromedp.Navigate(base+"/#/installed"),
