@@ -20,6 +20,7 @@ import (
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
+	"github.com/operator-manager/operator-manager/internal/installevents"
 	"github.com/operator-manager/operator-manager/internal/operatorgroup"
 	"github.com/operator-manager/operator-manager/internal/render"
 	"github.com/operator-manager/operator-manager/internal/upgradewindow"
@@ -649,6 +650,32 @@ type statusDoc struct {
 	CRDs []crdProviders `json:"crds,omitempty"`
 	// Watches is what the running operator watches (`status` only).
 	Watches *watches `json:"watches,omitempty"`
+	// Events are the manager's events about the installation (`status` only).
+	Events *eventsDoc `json:"events,omitempty"`
+}
+
+// eventsDoc is the newest of the manager's events about an installation: about its
+// Subscription, its Blueprint and the CSVs it has run (installevents).
+type eventsDoc struct {
+	// Newest are at most --events of them, newest first.
+	Newest []installevents.Event `json:"newest"`
+	// Total is how many the cluster keeps (an hour's, by the API server's default).
+	Total int `json:"total"`
+	// Error says why they could not be read (a person who may not list events).
+	Error string `json:"error,omitempty"`
+}
+
+// installationEvents reads the newest max events about sub's installation.
+func installationEvents(ctx context.Context, c client.Client, sub *omv1.Subscription, bp *omv1.Blueprint, max int) *eventsDoc {
+	evs, err := installevents.List(ctx, c, sub, bp)
+	if err != nil {
+		return &eventsDoc{Newest: []installevents.Event{}, Error: err.Error()}
+	}
+	doc := &eventsDoc{Newest: evs, Total: len(evs)}
+	if len(evs) > max {
+		doc.Newest = evs[:max]
+	}
+	return doc
 }
 
 // watches is what a running operator watches: the namespaces its Subscription names, or
@@ -762,6 +789,7 @@ func installation(ctx context.Context, c client.Client, key client.ObjectKey) st
 
 func newStatusCmd(g *globals) *cobra.Command {
 	out := &output{}
+	events := 10
 	cmd := &cobra.Command{
 		Use:               "status NAME",
 		Short:             "Show one Subscription: what runs, its conditions and its revisions",
@@ -784,9 +812,13 @@ func newStatusCmd(g *globals) *cobra.Command {
 			csv := installedCSV(cmd.Context(), c, doc.Subscription)
 			doc.CRDs = sharedCRDs(cmd.Context(), c, csv)
 			doc.Watches = watching(cmd.Context(), c, doc.Subscription, csv)
+			if events > 0 {
+				doc.Events = installationEvents(cmd.Context(), c, doc.Subscription, doc.Blueprint, events)
+			}
 			return out.print(cmd.OutOrStdout(), doc, func(tw *tabwriter.Writer) { printStatus(tw, doc) })
 		},
 	}
+	cmd.Flags().IntVar(&events, "events", events, "how many of the newest events about the installation to show (0: none)")
 	out.bind(cmd)
 	return cmd
 }
@@ -858,6 +890,34 @@ func printStatus(w io.Writer, doc statusDoc) {
 			}
 			fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n", h.Revision, h.CSVName, h.Version, h.Outcome, h.Reason, started)
 		}
+	}
+	printEvents(w, doc.Events, time.Now())
+}
+
+// printEvents is the events section of `status`, as `kubectl describe` ends with one:
+// the newest events, oldest of them first, so the last line is the latest.
+func printEvents(w io.Writer, ev *eventsDoc, now time.Time) {
+	switch {
+	case ev == nil:
+		return
+	case ev.Error != "":
+		fmt.Fprintf(w, "\nEvents:\tcannot be read: %s\n", ev.Error)
+		return
+	case len(ev.Newest) == 0:
+		fmt.Fprintln(w, "\nEvents:\tnone kept (the API server keeps them for an hour by default)")
+		return
+	}
+	fmt.Fprintln(w, "\nLAST SEEN\tTYPE\tREASON\tOBJECT\tMESSAGE")
+	for i := len(ev.Newest) - 1; i >= 0; i-- {
+		e := ev.Newest[i]
+		seen := duration.HumanDuration(now.Sub(e.Time)) + " ago"
+		if e.Count > 1 {
+			seen += fmt.Sprintf(" (x%d)", e.Count)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", seen, e.Type, e.Reason, e.Object, e.Message)
+	}
+	if ev.Total > len(ev.Newest) {
+		fmt.Fprintf(w, "(the newest %d of %d events; --events %d shows all)\n", len(ev.Newest), ev.Total, ev.Total)
 	}
 }
 

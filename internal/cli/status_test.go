@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	"github.com/operator-manager/operator-manager/internal/installevents"
 )
 
 // TestPrintStatus: `status` says what runs, what is wanted when that differs, and says
@@ -140,5 +141,45 @@ func TestDescribeWatches(t *testing.T) {
 	_ = tw.Flush()
 	if !strings.Contains(strings.Join(strings.Fields(buf.String()), " "), "Watches: a (from OperatorGroup og)") {
 		t.Errorf("status lacks what it watches:\n%s", buf.String())
+	}
+}
+
+// TestPrintEvents: `status` ends with the newest events, the latest on the last line, a
+// series counted, and says when there are more, none, or they cannot be read.
+func TestPrintEvents(t *testing.T) {
+	now := time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC)
+	newest := []installevents.Event{
+		{Type: "Warning", Reason: "RolledBack", Message: "Rolled back to cache-operator.v1.2.0", Object: "Blueprint/cache", Time: now.Add(-30 * time.Second), Count: 1},
+		{Type: "Warning", Reason: "HealthCheckFailed", Message: "deployment cache-operator: 0 of 1 available", Object: "ClusterServiceVersion/cache-operator.v1.3.0", Time: now.Add(-2 * time.Minute), Count: 3},
+	}
+	for _, tc := range []struct {
+		name      string
+		ev        *eventsDoc
+		want, not []string
+	}{
+		{"not asked for", nil, nil, []string{"Events", "LAST SEEN"}},
+		{"oldest of the newest first, a series counted", &eventsDoc{Newest: newest, Total: 2}, []string{
+			"LAST SEEN TYPE REASON OBJECT MESSAGE " +
+				"2m ago (x3) Warning HealthCheckFailed ClusterServiceVersion/cache-operator.v1.3.0 deployment cache-operator: 0 of 1 available " +
+				"30s ago Warning RolledBack Blueprint/cache Rolled back to cache-operator.v1.2.0"}, []string{"newest 2"}},
+		{"more kept than shown", &eventsDoc{Newest: newest, Total: 7}, []string{"(the newest 2 of 7 events; --events 7 shows all)"}, nil},
+		{"none", &eventsDoc{Newest: []installevents.Event{}}, []string{"Events: none kept"}, []string{"LAST SEEN"}},
+		{"not readable", &eventsDoc{Error: `events.events.k8s.io is forbidden`}, []string{"Events: cannot be read: events.events.k8s.io is forbidden"}, []string{"LAST SEEN"}},
+	} {
+		var buf bytes.Buffer
+		tw := tabwriter.NewWriter(&buf, 0, 4, 2, ' ', 0)
+		printEvents(tw, tc.ev, now)
+		_ = tw.Flush()
+		out := strings.Join(strings.Fields(buf.String()), " ")
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: want %q in\n%s", tc.name, w, buf.String())
+			}
+		}
+		for _, n := range tc.not {
+			if strings.Contains(out, n) {
+				t.Errorf("%s: %q should not be in\n%s", tc.name, n, buf.String())
+			}
+		}
 	}
 }

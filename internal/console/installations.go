@@ -14,7 +14,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,6 +23,7 @@ import (
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
 	"github.com/operator-manager/operator-manager/internal/controller/blueprint"
+	"github.com/operator-manager/operator-manager/internal/installevents"
 	"github.com/operator-manager/operator-manager/internal/render"
 	"github.com/operator-manager/operator-manager/internal/revisionstore"
 )
@@ -468,7 +468,6 @@ func (s *Server) installationDetail(w http.ResponseWriter, r *http.Request, id *
 	}
 	doc := detailBody{Row: rowOf(sub, bp), Subscription: sub, Blueprint: bp, History: []historyBody{}, Dependencies: []dependencyBody{},
 		Dependents: []dependentBody{}, Events: []eventBody{}}
-	var csvNames []string
 	if bp != nil {
 		doc.History = historyOf(ctx, id, bp)
 		doc.Health = healthOf(ctx, id, sub, bp)
@@ -476,13 +475,8 @@ func (s *Server) installationDetail(w http.ResponseWriter, r *http.Request, id *
 			doc.Preflight = &conditionBody{Status: string(c.Status), Reason: c.Reason, Message: c.Message}
 		}
 		doc.Dependencies, doc.Dependents = dependenciesOf(ctx, id, bp)
-		for _, n := range []string{bp.Spec.ClusterServiceVersionName, bp.Status.CurrentCSV} {
-			if n != "" && !slices.Contains(csvNames, n) {
-				csvNames = append(csvNames, n)
-			}
-		}
 	}
-	doc.Events = eventsOf(ctx, id, sub, csvNames)
+	doc.Events = eventsOf(ctx, id, sub, bp)
 	writeJSON(w, http.StatusOK, doc)
 }
 
@@ -649,48 +643,17 @@ func dependenciesOf(ctx context.Context, id *identity, bp *omv1.Blueprint) ([]de
 // maxEvents is how many events the detail shows.
 const maxEvents = 50
 
-// eventsOf is the events about the Subscription, its Blueprint (same name) and its CSVs,
-// newest first: those the manager writes (events.k8s.io/v1), which core/v1 serves too.
-func eventsOf(ctx context.Context, id *identity, sub *omv1.Subscription, csvs []string) []eventBody {
-	type ev struct {
-		body eventBody
-		at   time.Time
-	}
-	var all []ev
-	about := func(kind, name string) bool {
-		switch kind {
-		case "Subscription", "Blueprint":
-			return name == sub.Name
-		case "ClusterServiceVersion":
-			return slices.Contains(csvs, name)
-		}
-		return false
-	}
-	list := &eventsv1.EventList{}
-	if err := id.c.List(ctx, list, client.InNamespace(sub.Namespace)); err != nil {
-		return []eventBody{}
-	}
-	for _, e := range list.Items {
-		if !about(e.Regarding.Kind, e.Regarding.Name) || (e.Regarding.APIVersion != "" && !strings.HasPrefix(e.Regarding.APIVersion, omv1.GroupVersion.Group+"/")) {
-			continue
-		}
-		at := e.EventTime.Time
-		if e.Series != nil && !e.Series.LastObservedTime.IsZero() {
-			at = e.Series.LastObservedTime.Time
-		}
-		if at.IsZero() {
-			at = e.DeprecatedLastTimestamp.Time
-		}
-		if at.IsZero() {
-			at = e.CreationTimestamp.Time
-		}
-		all = append(all, ev{at: at, body: eventBody{Type: e.Type, Reason: e.Reason, Message: e.Note,
-			Object: e.Regarding.Kind + "/" + e.Regarding.Name, Time: at.UTC().Format(time.RFC3339)}})
-	}
-	sort.SliceStable(all, func(i, j int) bool { return all[i].at.After(all[j].at) })
+// eventsOf is the manager's events about the installation (installevents), newest first,
+// at most maxEvents: none where the viewer may not list events.
+func eventsOf(ctx context.Context, id *identity, sub *omv1.Subscription, bp *omv1.Blueprint) []eventBody {
+	evs, err := installevents.List(ctx, id.c, sub, bp)
 	out := []eventBody{}
-	for i := 0; i < len(all) && i < maxEvents; i++ {
-		out = append(out, all[i].body)
+	if err != nil {
+		return out
+	}
+	for i := 0; i < len(evs) && i < maxEvents; i++ {
+		e := evs[i]
+		out = append(out, eventBody{Type: e.Type, Reason: e.Reason, Message: e.Message, Object: e.Object, Time: e.Time.Format(time.RFC3339)})
 	}
 	return out
 }

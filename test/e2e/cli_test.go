@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"encoding/json"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -53,6 +55,23 @@ func TestCLI(t *testing.T) {
 	out, err = cli("install", "broken", "--csv", "cache-operator.1.3.0", "--catalog", "samples", "--health-timeout", "10s", "-n", "cli-broken", "--target-namespaces", "cli-broken", "--wait")
 	if err == nil || !strings.Contains(out, "HealthCheckFailed") || !strings.Contains(out, "deployment cache-operator") {
 		t.Errorf("install --wait of a broken version: err %v\n%s", err, out)
+	}
+	// status ends with the manager's events about it, the failure's among them, as
+	// `kubectl describe` would show them.
+	out, err = cli("status", "broken", "-n", "cli-broken")
+	if flat := strings.Join(strings.Fields(out), " "); err != nil || !strings.Contains(flat, "LAST SEEN TYPE REASON OBJECT MESSAGE") ||
+		!regexp.MustCompile(`ago Warning HealthCheckFailed Blueprint/broken [^\n]*deployment cache-operator`).MatchString(flat) {
+		t.Errorf("status of the failed install shows no HealthCheckFailed event: %v\n%s", err, out)
+	}
+	out, err = cli("status", "broken", "-n", "cli-broken", "--events", "1", "-o", "json")
+	var st struct {
+		Events struct {
+			Newest []struct{ Type, Reason, Object string }
+			Total  int
+		}
+	}
+	if err != nil || json.Unmarshal([]byte(out), &st) != nil || len(st.Events.Newest) != 1 || st.Events.Total < 2 {
+		t.Errorf("status --events 1 -o json: want the newest event of several: %v\n%s", err, out)
 	}
 
 	out, err = cli("list", "-A")
