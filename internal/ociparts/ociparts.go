@@ -146,7 +146,9 @@ func (p *Parts) Labels() (map[string]string, error) {
 
 // Files unpacks the layers in order into the image's filesystem and returns its regular
 // files under dir ("" for all), by slash path relative to dir. Whiteouts delete what a
-// lower layer put; links, devices and paths leaving the root are skipped, never followed.
+// lower layer put, and so does any entry at the same path (a file over a directory, a
+// directory over a file, a link over either); links and devices are not kept, never
+// followed, and paths leaving the root are cleaned into it.
 func (p *Parts) Files(dir string) (map[string][]byte, error) {
 	dir = strings.Trim(path.Clean("/"+dir), "/")
 	fs := map[string][]byte{}
@@ -172,7 +174,23 @@ func (p *Parts) Files(dir string) (map[string][]byte, error) {
 				removeUnder(fs, target)
 				continue
 			}
-			if h.Typeflag != tar.TypeReg {
+			if name == "" {
+				continue // the root itself: nothing replaces it
+			}
+			// As in an overlay filesystem, an entry replaces what a lower layer had at its
+			// path: a file or a link replaces a directory with all it holds, and a path's
+			// parents are directories, replacing files of those names. Links, devices and
+			// the like are not kept, but what they replace is gone all the same.
+			dropFileParents(fs, name)
+			switch h.Typeflag {
+			case tar.TypeDir:
+				delete(fs, name)
+				continue
+			case tar.TypeReg:
+				removeUnder(fs, name)
+			default:
+				delete(fs, name)
+				removeUnder(fs, name)
 				continue
 			}
 			if h.Size > MaxFileSize {
@@ -195,6 +213,13 @@ func (p *Parts) Files(dir string) (map[string][]byte, error) {
 		}
 	}
 	return out, nil
+}
+
+// dropFileParents deletes the files at the parents of name: they are directories now.
+func dropFileParents(fs map[string][]byte, name string) {
+	for p := path.Dir(name); p != "." && p != "/" && p != ""; p = path.Dir(p) {
+		delete(fs, p)
+	}
 }
 
 func removeUnder(fs map[string][]byte, dir string) {

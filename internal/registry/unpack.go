@@ -244,17 +244,70 @@ func (x *extractor) untar(tr *tar.Reader) error {
 			}
 			continue
 		}
-		if h.Typeflag != tar.TypeReg {
-			continue
+		if name == "" {
+			continue // the root itself: nothing replaces it
 		}
+		// As in an overlay filesystem (and ociparts.Parts.Files), an entry replaces what a
+		// lower layer had at its path: a file or a link replaces a directory with all it
+		// holds, a directory replaces a file. Links and devices are not kept, never followed.
 		rel, ok := x.rel(name)
-		if !ok || rel == "" {
-			continue
-		}
-		if err := x.write(rel, h.Size, tr); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+		switch {
+		case h.Typeflag == tar.TypeDir:
+			if ok && rel != "" {
+				if err := x.dirAt(rel); err != nil {
+					return fmt.Errorf("%s: %w", name, err)
+				}
+			}
+		case !ok && !x.holdsDir(name):
+			// Outside the configs directory: not written.
+		case rel == "":
+			// A file or a link where the configs directory (or a directory holding it) was.
+			if err := clearDir(x.tmp); err != nil {
+				return err
+			}
+		case h.Typeflag == tar.TypeReg:
+			if err := x.write(rel, h.Size, tr); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+		default:
+			if err := x.dirAt(path.Dir(rel)); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			if err := missingOK(os.RemoveAll(filepath.Join(x.tmp, filepath.FromSlash(rel)))); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
 		}
 	}
+}
+
+// dirAt makes rel (a slash path relative to the configs directory; "." for it) and its
+// parents directories, removing files of a lower layer in the way.
+func (x *extractor) dirAt(rel string) error {
+	if rel == "." || rel == "" {
+		return nil
+	}
+	if !filepath.IsLocal(filepath.FromSlash(rel)) || rel != path.Clean(rel) {
+		return fmt.Errorf("refusing the path %q: it leaves the catalog directory", rel)
+	}
+	p := x.tmp
+	for _, part := range strings.Split(rel, "/") {
+		p = filepath.Join(p, part)
+		st, err := os.Lstat(p)
+		switch {
+		case err == nil && st.IsDir():
+			continue
+		case err == nil:
+			if err := os.Remove(p); err != nil {
+				return err
+			}
+		case !errors.Is(err, fs.ErrNotExist):
+			return err
+		}
+		if err := os.Mkdir(p, 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // write writes the file rel (a slash path relative to the configs directory) of size
@@ -270,7 +323,7 @@ func (x *extractor) write(rel string, size int64, r io.Reader) error {
 		return fmt.Errorf("the files of the catalog directory %s are more than the %d MiB allowed", "/"+x.dir, maxCatalogBytes>>20)
 	}
 	target := filepath.Join(x.tmp, filepath.FromSlash(rel))
-	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+	if err := x.dirAt(path.Dir(rel)); err != nil {
 		return err
 	}
 	if st, err := os.Lstat(target); err == nil && st.IsDir() {
