@@ -169,6 +169,24 @@ spec: {startingCSV: cache-operator.1.0.0, catalog: samples, health: {timeout: 20
 	if !strings.HasSuffix(settled, "4:cache-operator.v1.3.0:Upgrade:Failed 5:cache-operator.v1.2.0:Rollback:Succeeded") {
 		t.Errorf("history = %s", settled)
 	}
+	// The rollback re-applies 1.2.0's objects, which 1.3.0 had changed: that is the
+	// rollback's own work, not a change by hand to repair (it was reported as one, a
+	// Warning on every rollback). The retired 1.3.0 says once that its objects are gone.
+	if err := k8s.List(ctx(), events, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	deleted := int32(0)
+	for _, e := range events.Items {
+		if e.Reason == "DriftRepaired" {
+			t.Errorf("the rollback was reported as a repair of a change by hand: %s %s: %s", e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Message)
+		}
+		if e.Reason == "Deleted" && e.InvolvedObject.Name == "cache-operator.v1.3.0" {
+			deleted += max(e.Count, 1)
+		}
+	}
+	if deleted != 1 {
+		t.Errorf("cache-operator.v1.3.0 reported its removal %d times, want once", deleted)
+	}
 	if getCR(t, cr).GetUID() != before.GetUID() {
 		t.Error("the custom resource was replaced")
 	}

@@ -46,7 +46,7 @@ const ConditionInstalled = "Installed"
 // longer renders. Nothing is written when nothing changed.
 func (r *Reconciler) apply(ctx context.Context, s *scope) (bool, error) {
 	st := &s.csv.Status
-	changed := s.hash != st.RenderHash
+	changed := s.hash != st.RenderHash || s.newRevision
 	if s.sub != nil && s.sub.Spec.Paused && st.RenderHash != "" {
 		return false, nil // paused: neither a new config nor drift repair reaches the cluster
 	}

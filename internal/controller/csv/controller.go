@@ -184,8 +184,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}()
 	s = &scope{csv: csv, now: r.Clock.Now()}
 	if csv.Annotations[omv1.AnnotationDesiredPhase] == omv1.DesiredPhaseReplacing {
-		// A newer CSV of the same Blueprint is taking over; leave its objects be.
-		s.decide(omv1alpha1.CSVReplacing, "BeingReplaced", "a newer version of this installation is taking over")
+		// Another CSV of the same Blueprint is taking over (an upgrade, or a rollback to
+		// an older one); leave its objects be.
+		s.decide(omv1alpha1.CSVReplacing, "BeingReplaced", "another version of this installation is taking over")
 		r.setPhase(s)
 		return ctrl.Result{}, nil
 	}
@@ -232,6 +233,10 @@ type scope struct {
 	reason     string
 	message    string
 	result     ctrl.Result
+	// newRevision: this pass starts a revision (a new CSV, a rollback to it, a retry).
+	// Its objects are applied whole, whatever the last render recorded: another version
+	// of the installation may have changed them since, and that is no change by hand.
+	newRevision bool
 }
 
 func (s *scope) decide(phase omv1alpha1.CSVPhase, reason, format string, args ...any) {
@@ -254,6 +259,7 @@ func (r *Reconciler) startGateOnNewRevision(s *scope) {
 	}
 	r.startGate(s, fmt.Sprintf("revision %d", want))
 	st.Revision = want
+	s.newRevision = true
 }
 
 // startGate begins a health gate now: the phase is decided afresh, and a failure verdict

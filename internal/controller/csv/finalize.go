@@ -67,10 +67,15 @@ func (r *Reconciler) finalize(ctx context.Context, csv *omv1alpha1.ClusterServic
 	if err := r.releaseConversions(ctx, csv, id); err != nil {
 		return ctrl.Result{}, err
 	}
-	r.event(csv, false, "Deleted", "Removed every object of %s", csv.Name)
 	patch := client.MergeFrom(csv.DeepCopy())
 	controllerutil.RemoveFinalizer(csv, omv1.Finalizer)
-	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Patch(ctx, csv, patch))
+	if err := r.Client.Patch(ctx, csv, patch); err != nil {
+		// Gone already: a pass on a cache that still showed the finalizer, after the one
+		// that removed it and said so.
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	r.event(csv, false, "Deleted", "Removed every object of %s", csv.Name)
+	return ctrl.Result{}, nil
 }
 
 // renderedEntries names the objects the CSV renders to, as its apply would make them. The
