@@ -75,4 +75,8 @@ const (
 	// version or a range it does not follow) runs another one a person pointed its
 	// Blueprint at (a rollback by hand), until its spec changes.
 	ReasonPointedByHand = "PointedByHand"
+	// ReasonHeldForDependents: a channel-following Subscription stays at the version it
+	// runs: the channel's next version would take from installations that depend on it
+	// what they need (an olm.package range, an API). It moves on once they accept it.
+	ReasonHeldForDependents = "HeldForDependents"
 )

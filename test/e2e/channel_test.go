@@ -116,4 +116,23 @@ spec: {package: cache-operator, channel: stable, catalog: served}
 	if c := condition(getSub(t, ns, "backup").Status.Conditions, omv1.ConditionReady); c.Status != metav1.ConditionTrue {
 		t.Errorf("Ready after approval = %+v", c)
 	}
+
+	// The catalog gains a head backup does not accept (it needs cache-operator <1.3.0):
+	// cache stays at 1.2.0 and says why, and follows its channel again once backup is gone.
+	uninstallAtEnd(t, ns, "cache")
+	copyTree(t, filepath.Join(sampleDir, "cache-operator/1.3.0"), filepath.Join(dir, "cache-operator/1.3.0"))
+	eventually(t, time.Minute, "cache held for backup", func() bool {
+		c := condition(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionResolved)
+		return c.Status == metav1.ConditionTrue && c.Reason == omv1.ReasonHeldForDependents &&
+			strings.Contains(c.Message, "backup (backup-operator.v0.2.0) requires olm.package cache-operator >=1.1.0 <1.3.0")
+	}, describeSub(t, ns, "cache"))
+	if bp := getBlueprint(t, ns, "cache"); bp.Spec.ClusterServiceVersionName != "cache-operator.v1.2.0" {
+		t.Errorf("cache moved to %s under backup, which needs <1.3.0", bp.Spec.ClusterServiceVersionName)
+	}
+	if out, err := cli("uninstall", "backup", "-n", ns, "--delete-subscription", "--wait"); err != nil {
+		t.Fatalf("uninstall backup: %v\n%s", err, out)
+	}
+	eventually(t, time.Minute, "cache follows its channel again", func() bool {
+		return getBlueprint(t, ns, "cache").Spec.ClusterServiceVersionName == "cache-operator.v1.3.0"
+	}, describeSub(t, ns, "cache"))
 }

@@ -95,6 +95,61 @@ spec: {startingCSV: backup-operator.0.1.0, catalog: bad, targetNamespaces: [deps
 	}
 }
 
+// TestDependentsHoldTheirDependency: a version of a dependency that an installation
+// depending on it does not accept is refused, naming that installation and its
+// requirement, and what runs stays; a version it accepts is installed; once it goes, the
+// refused version is installed without anyone asking again.
+func TestDependentsHoldTheirDependency(t *testing.T) {
+	ns := "deps-held"
+	newNamespace(t, ns)
+	applyYAML(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: backup}
+spec: {package: backup-operator, version: 0.2.0, catalog: samples, targetNamespaces: [deps-held]}
+`)
+	waitRunning(t, ns, "backup", "backup-operator.v0.2.0")
+	waitRunning(t, ns, "cache-operator", "cache-operator.v1.2.0")
+	uninstallAtEnd(t, ns, "cache-operator")
+
+	// backup-operator 0.2.0 needs cache-operator >=1.1.0 <1.3.0: 1.0.0 is refused.
+	const requirement = "backup (backup-operator.v0.2.0) requires olm.package cache-operator >=1.1.0 <1.3.0"
+	out, err := cli("install", "cache-operator", "--version", "1.0.0", "-n", ns, "--wait", "--timeout", "1m")
+	if code := exitCode(err); code != 3 || !strings.Contains(out, "Unsatisfiable") || !strings.Contains(out, requirement) {
+		t.Errorf("install --version 1.0.0 under a dependent needing >=1.1.0: exit %d, want 3 naming %q\n%s", code, requirement, out)
+	}
+	c := condition(getSub(t, ns, "cache-operator").Status.Conditions, omv1.ConditionResolved)
+	if c.Status != metav1.ConditionFalse || c.Reason != "Unsatisfiable" || !strings.Contains(c.Message, "cache-operator.v1.0.0 is not installed, cache-operator.v1.2.0 keeps running") {
+		t.Errorf("Resolved = %+v", c)
+	}
+	if bp := getBlueprint(t, ns, "cache-operator"); bp.Spec.ClusterServiceVersionName != "cache-operator.v1.2.0" {
+		t.Errorf("the refused version reached the Blueprint: %s", bp.Spec.ClusterServiceVersionName)
+	}
+	if img := containerImage(t, ns, "cache-operator"); img != "registry.example/samples/cache-operator:1.2.0" {
+		t.Errorf("the dependency runs %s after a refused change, want 1.2.0", img)
+	}
+
+	// In range: installed.
+	if out, err := cli("install", "cache-operator", "--version", "1.1.0", "-n", ns, "--wait", "--timeout", "2m"); err != nil {
+		t.Fatalf("install --version 1.1.0, in the dependent's range: %v\n%s", err, out)
+	}
+	if img := containerImage(t, ns, "cache-operator"); img != "registry.example/samples/cache-operator:1.1.0" {
+		t.Errorf("the dependency runs %s, want 1.1.0", img)
+	}
+
+	// Asked for 1.0.0 again: refused while backup runs, installed once it is gone.
+	if out, err := cli("install", "cache-operator", "--version", "1.0.0", "-n", ns); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	eventually(t, 30*time.Second, "refused again", func() bool {
+		return condition(getSub(t, ns, "cache-operator").Status.Conditions, omv1.ConditionResolved).Reason == "Unsatisfiable"
+	}, describeSub(t, ns, "cache-operator"))
+	if out, err := cli("uninstall", "backup", "-n", ns, "--delete-subscription", "--wait"); err != nil {
+		t.Fatalf("uninstall backup: %v\n%s", err, out)
+	}
+	waitRunning(t, ns, "cache-operator", "cache-operator.v1.0.0")
+}
+
 // TestGVKDependencyFromCommunity: node-healthcheck-operator needs PoisonPillRemediation,
 // which poison-pill-operator provides; both are installed and reach Succeeded.
 func TestGVKDependencyFromCommunity(t *testing.T) {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -201,4 +202,17 @@ func patchSub(t *testing.T, ns, name string, change func(*omv1.Subscription)) {
 func patchOperatorGroup(t *testing.T, ns, name string, change func(*omv1.OperatorGroup)) {
 	t.Helper()
 	harness.Patch(t, k8s, client.ObjectKey{Namespace: ns, Name: name}, &omv1.OperatorGroup{}, change)
+}
+
+// exitCode is the exit code of a command run by cli: 0 without an error, -1 when it did
+// not exit (it could not start).
+func exitCode(err error) int {
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &exit):
+		return exit.ExitCode()
+	}
+	return -1
 }

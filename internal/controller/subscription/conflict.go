@@ -254,9 +254,10 @@ func (r *Reconciler) bundleOf(sub *omv1.Subscription) (*catalog.Bundle, string) 
 
 // waitingOnOthers maps a change of any Subscription to the Subscriptions refused for a
 // conflict, which it may have resolved (by going, or by changing its target namespaces),
-// and to those whose dependencies could not be met, which it may now meet (a Subscription
+// to those whose dependencies could not be met, which it may now meet (a Subscription
 // of another namespace watching theirs, upgraded into range: its status changes when the
-// upgrade ends).
+// upgrade ends), and to those held or refused for the installations depending on them,
+// which it may no longer hold back (upgraded, or uninstalled).
 func (r *Reconciler) waitingOnOthers(ctx context.Context, obj client.Object) []reconcile.Request {
 	var out []reconcile.Request
 	for _, index := range []string{IndexRefusedForConflict, IndexUnsatisfiable} {
@@ -269,7 +270,7 @@ func (r *Reconciler) waitingOnOthers(ctx context.Context, obj client.Object) []r
 			if s.Namespace == obj.GetNamespace() && s.Name == obj.GetName() {
 				continue
 			}
-			if refusedForConflict(s) || unsatisfiable(s) {
+			if refusedForConflict(s) || unsatisfiable(s) || heldForDependents(s) {
 				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(s)})
 			}
 		}
@@ -292,7 +293,8 @@ const (
 	// IndexRefusedForConflict is "true" for a Subscription refused because another
 	// installation is in its way.
 	IndexRefusedForConflict = "operator-manager.domain/refused-for-conflict"
-	// IndexUnsatisfiable is "true" for a Subscription whose dependencies cannot be met.
+	// IndexUnsatisfiable is "true" for a Subscription whose dependencies cannot be met,
+	// or that its dependents hold (HeldForDependents).
 	IndexUnsatisfiable = "operator-manager.domain/unsatisfiable"
 )
 
@@ -316,7 +318,7 @@ func indexRefusedForConflict(obj client.Object) []string {
 }
 
 func indexUnsatisfiable(obj client.Object) []string {
-	if unsatisfiable(obj.(*omv1.Subscription)) {
+	if s := obj.(*omv1.Subscription); unsatisfiable(s) || heldForDependents(s) {
 		return []string{"true"}
 	}
 	return nil

@@ -253,14 +253,40 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.
 		// spec changed since it was last written (or there is no Blueprint): a person who
 		// edits the Blueprint's clusterServiceVersionName to roll back is not overruled.
 		case !exists || bp.Annotations[omv1.AnnotationSubscriptionGeneration] != strconv.FormatInt(sub.Generation, 10):
+			// A version change must leave the installations that depend on this one what
+			// they were resolved against: refused otherwise, the running version kept.
+			broken, berr := r.brokenDependents(ctx, sub, bp, res.bundle)
+			if berr != nil {
+				return ctrl.Result{}, berr
+			}
+			if len(broken) > 0 {
+				if result, err = r.resolveFailed(sub, refusedForDependents(res.bundle, bp, broken)); err != nil {
+					return result, err
+				}
+				break
+			}
 			if result, err = r.install(ctx, sub, bp, exists, res); err != nil {
 				return result, err
 			}
 			exists = exists || bp.UID != "" // created just now: its (empty) progress is mirrored at once
 		case exists && r.followChannel(sub, bp, res) != nil:
 			// A channel-following installation moves one upgrade edge at a time, each
-			// through the health gate, as the catalog gains versions.
-			res.bundle = r.followChannel(sub, bp, res)
+			// through the health gate, as the catalog gains versions, as far as the
+			// installations that depend on it accept.
+			next := r.followChannel(sub, bp, res)
+			broken, berr := r.brokenDependents(ctx, sub, bp, next)
+			if berr != nil {
+				return ctrl.Result{}, berr
+			}
+			if len(broken) > 0 {
+				r.resolved(sub, res)
+				c := meta.FindStatusCondition(sub.Status.Conditions, omv1.ConditionResolved)
+				c.Reason = omv1.ReasonHeldForDependents
+				c.Message = fmt.Sprintf("held at %s: the channel's next version %s would take what they need from the installations that depend on this one: %s; follows the channel again once they accept it",
+					bp.Status.CurrentCSV, next.CSVName, strings.Join(broken, "; "))
+				break
+			}
+			res.bundle = next
 			if result, err = r.install(ctx, sub, bp, exists, res); err != nil {
 				return result, err
 			}
