@@ -61,7 +61,7 @@ type cacheFlags struct {
 }
 
 func (f *cacheFlags) bind(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.dir, "cache-dir", defaultCacheDir(), "the cache directory (as given to `run --cache-dir`; `dev up` uses the dev directory's bundles/)")
+	cmd.Flags().StringVar(&f.dir, "cache-dir", defaultCacheDir(), "the cache `DIR`, as given to 'run --cache-dir' ('dev up' uses the dev directory's bundles/)")
 	cmd.Flags().BoolVar(&f.offline, "offline", false, "do not ask the cluster which installations use each bundle")
 }
 

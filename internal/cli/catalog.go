@@ -69,10 +69,10 @@ type catalogSource struct {
 // either flag.
 func (s *catalogSource) bind(cmd *cobra.Command, n int) {
 	s.cmd = cmd
-	cmd.Flags().StringVar(&s.url, "url", "", "read the catalog served at this URL (by `operator-manager catalog serve`) instead of DIR")
+	cmd.Flags().StringVar(&s.url, "url", "", "read the catalog served at this `URL` (by 'operator-manager catalog serve') instead of DIR")
 	cmd.Flags().StringVar(&s.image, "image", "", "read the catalog image REF (a File-Based Catalog image, by tag or digest) instead of DIR; bundles are pulled from their images")
-	cmd.Flags().StringVar(&s.address, "address", "", "read the catalog of the registry server at HOST:PORT (OLM's registry gRPC API, as `opm serve` serves it) instead of DIR")
-	cmd.Flags().StringVar(&s.configMap, "configmap", "", "read OLM's ConfigMap catalog in FILE (a ConfigMap manifest, as `kubectl get configmap NAME -o yaml` prints it; - for stdin) instead of DIR")
+	cmd.Flags().StringVar(&s.address, "address", "", "read the catalog of the registry server at `HOST:PORT` (OLM's registry gRPC API, as 'opm serve' serves it) instead of DIR")
+	cmd.Flags().StringVar(&s.configMap, "configmap", "", "read OLM's ConfigMap catalog in `FILE` (a ConfigMap manifest, as 'kubectl get configmap NAME -o yaml' prints it; - for stdin) instead of DIR")
 	s.registry.bind(cmd)
 	cmd.MarkFlagsMutuallyExclusive("url", "image", "address", "configmap")
 	cmd.Args = func(cmd *cobra.Command, args []string) error {

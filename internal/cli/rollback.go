@@ -135,7 +135,7 @@ it to move on again.`,
 		},
 	}
 	out.bind(cmd)
-	cmd.Flags().Int64Var(&to, "to-revision", 0, "the revision to return to (see `operator-manager history`)")
+	cmd.Flags().Int64Var(&to, "to-revision", 0, "the `REVISION` to return to (see 'operator-manager history')")
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait until the older version runs, printing progress")
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "how long --wait waits")
 	return cmd

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
@@ -147,5 +148,30 @@ func TestHistoryRowJSON(t *testing.T) {
 	}
 	if want := `{"revision":2,"csvName":"a.v2","stored":{"secret":"s","chunks":1,"bytes":10}}`; string(data) != want {
 		t.Errorf("history row JSON = %s, want %s", data, want)
+	}
+}
+
+// TestFlagValueNames walks every flag of every command: help shows a flag's value by the
+// first back-quoted word of its usage (pflag.UnquoteUsage), so a quoted command there
+// printed "--address opm serve" and "--configmap kubectl get configmap NAME -o yaml". A
+// value name is one placeholder word.
+func TestFlagValueNames(t *testing.T) {
+	var walk func(*cobra.Command)
+	n := 0
+	walk = func(c *cobra.Command) {
+		check := func(f *pflag.Flag) {
+			n++
+			if name, _ := pflag.UnquoteUsage(f); strings.ContainsAny(name, " `") {
+				t.Errorf("%s --%s: its value shows as %q in help: back-quote only its placeholder (`FILE`)", c.CommandPath(), f.Name, name)
+			}
+		}
+		c.LocalFlags().VisitAll(check)
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+	}
+	walk(NewRoot())
+	if n < 50 {
+		t.Fatalf("checked only %d flags", n)
 	}
 }
