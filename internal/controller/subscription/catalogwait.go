@@ -30,10 +30,14 @@ type catalogWait struct {
 const opstatusWaitingForCatalog = "waiting for catalog"
 
 // judgeCatalog decides a catalogWait from the CatalogSource (nil: it does not exist) of
-// the Subscription's catalog key.
-func judgeCatalog(key types.NamespacedName, cs *omv1.CatalogSource) catalogWait {
+// the Subscription's catalog key, which the field namedBy names ("spec.catalog",
+// "spec.source"; "" for the manager's default catalog).
+func judgeCatalog(key types.NamespacedName, namedBy string, cs *omv1.CatalogSource) catalogWait {
+	if cs == nil && namedBy == "" {
+		return catalogWait{message: fmt.Sprintf("CatalogSource %s, the default catalog, does not exist: the manager creates it when it starts (from its --catalog); or name another CatalogSource in spec.catalog", key)}
+	}
 	if cs == nil {
-		return catalogWait{message: fmt.Sprintf("CatalogSource %s does not exist (spec.catalog names a CatalogSource of namespace %s)", key, key.Namespace)}
+		return catalogWait{message: fmt.Sprintf("CatalogSource %s does not exist (%s names a CatalogSource of namespace %s)", key, namedBy, key.Namespace)}
 	}
 	c := meta.FindStatusCondition(cs.Status.Conditions, omv1.ConditionReady)
 	current := c != nil && c.ObservedGeneration == cs.Generation && cs.Status.ObservedGeneration == cs.Generation

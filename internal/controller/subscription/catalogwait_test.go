@@ -24,12 +24,17 @@ func TestJudgeCatalog(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name           string
+		namedBy        string
 		cs             *omv1.CatalogSource
 		quiet, loading bool
 		says           []string
 	}{
-		{name: "no such CatalogSource", cs: nil,
-			says: []string{"CatalogSource team-a/community does not exist", "spec.catalog", "namespace team-a"}},
+		{name: "no such CatalogSource", namedBy: "spec.catalog", cs: nil,
+			says: []string{"CatalogSource team-a/community does not exist", "spec.catalog names", "namespace team-a"}},
+		{name: "no such CatalogSource, named in OLM's words", namedBy: "spec.source", cs: nil,
+			says: []string{"CatalogSource team-a/community does not exist", "spec.source names"}},
+		{name: "the default catalog is gone: not what the Subscription named", cs: nil,
+			says: []string{"CatalogSource team-a/community, the default catalog, does not exist", "the manager creates it when it starts", "name another CatalogSource in spec.catalog"}},
 		{name: "first load under way: nothing said yet", cs: source(1, 0), loading: true,
 			says: []string{"catalog team-a/community is not loaded yet", "is loading it", "kubectl get catalogsource -n team-a community"}},
 		{name: "loaded by another process (a restart, a new leader)", cs: source(1, 1, ready(metav1.ConditionTrue, omv1.ReasonLoaded, "3 packages", 1)), quiet: true},
@@ -42,7 +47,7 @@ func TestJudgeCatalog(t *testing.T) {
 		{name: "condition current but status not yet observed", cs: source(2, 1, ready(metav1.ConditionTrue, omv1.ReasonLoaded, "3 packages", 2)), loading: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := judgeCatalog(key, tc.cs)
+			got := judgeCatalog(key, tc.namedBy, tc.cs)
 			if got.quiet != tc.quiet || got.loading != tc.loading {
 				t.Errorf("quiet %v loading %v, want quiet %v loading %v (%q)", got.quiet, got.loading, tc.quiet, tc.loading, got.message)
 			}

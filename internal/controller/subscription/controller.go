@@ -119,6 +119,18 @@ func (r *Reconciler) catalogOf(sub *omv1.Subscription) types.NamespacedName {
 	return r.DefaultCatalog
 }
 
+// catalogField is the field of sub that names its catalog: spec.catalog, OLM's
+// spec.source, or "" when it names none (the default catalog).
+func catalogField(sub *omv1.Subscription) string {
+	switch {
+	case sub.Spec.Catalog != "":
+		return "spec.catalog"
+	case sub.Spec.Source != "":
+		return "spec.source"
+	}
+	return ""
+}
+
 // catalogAllowed refuses a CatalogSource of another namespace than the Subscription's,
 // unless it is in the global catalog namespace, as OLM does: a catalog may hold a
 // tenant's private bundles and pull secret, which another tenant must not install from.
@@ -449,7 +461,7 @@ func (r *Reconciler) catalogWait(ctx context.Context, sub *omv1.Subscription, er
 		}
 		cs = nil
 	}
-	w := judgeCatalog(key, cs)
+	w := judgeCatalog(key, catalogField(sub), cs)
 	re.Message = w.message
 	return &w, nil
 }
