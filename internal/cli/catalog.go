@@ -17,8 +17,10 @@ import (
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	"github.com/operator-manager/operator-manager/internal/catalog"
 	"github.com/operator-manager/operator-manager/internal/catalog/configmapcatalog"
 	"github.com/operator-manager/operator-manager/internal/catalog/grpcregistry"
@@ -63,6 +65,44 @@ type catalogSource struct {
 	url, image, address, configMap string
 	registry                       registryFlags
 	cmd                            *cobra.Command // for its stdin
+	// inCluster: DIR may be left out, for the catalog the cluster names (fromCluster).
+	inCluster bool
+	// cm is a ConfigMap catalog read from the cluster, in place of --configmap's file.
+	cm *corev1.ConfigMap
+}
+
+// fromCluster points s at the catalog of CatalogSource key, as the manager reads it: its
+// URL, its image or its registry server's address, or its ConfigMap read through the API.
+// A directory is on the manager's disk, out of the command line's reach: the error says
+// to give it as DIR.
+func (s *catalogSource) fromCluster(ctx context.Context, c client.Client, key client.ObjectKey) error {
+	cs := &omv1.CatalogSource{}
+	if err := c.Get(ctx, key, cs); err != nil {
+		return fmt.Errorf("reading CatalogSource %s, the installation's catalog (or give the catalog as DIR, --url, --image, --address or --configmap): %w", key, err)
+	}
+	spec := &cs.Spec
+	switch spec.Type() {
+	case omv1.SourceHTTP:
+		s.url = spec.URL
+	case omv1.SourceImage:
+		s.image = spec.Image
+	case omv1.SourceGRPC:
+		s.address = spec.Address
+	case omv1.SourceConfigMap:
+		cm := &corev1.ConfigMap{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: spec.ConfigMap}, cm); err != nil {
+			return fmt.Errorf("reading ConfigMap %s/%s, the catalog of CatalogSource %s: %w", key.Namespace, spec.ConfigMap, key, err)
+		}
+		s.cm, s.configMap = cm, "configmap/"+key.Namespace+"/"+spec.ConfigMap
+	default:
+		return fmt.Errorf("CatalogSource %s reads the directory %s on the manager's disk, which this command cannot reach: give the catalog as DIR (or --url, --image, --address, --configmap)", key, spec.Directory)
+	}
+	return nil
+}
+
+// hasSource says whether a flag names the catalog (in place of DIR).
+func (s *catalogSource) hasSource() bool {
+	return s.url != "" || s.image != "" || s.address != "" || s.configMap != ""
 }
 
 // bind adds --url and --image and makes the verb take n arguments with DIR, n-1 with
@@ -76,11 +116,14 @@ func (s *catalogSource) bind(cmd *cobra.Command, n int) {
 	s.registry.bind(cmd)
 	cmd.MarkFlagsMutuallyExclusive("url", "image", "address", "configmap")
 	cmd.Args = func(cmd *cobra.Command, args []string) error {
-		if s.url != "" || s.image != "" || s.address != "" || s.configMap != "" {
+		if s.hasSource() {
 			if len(args) != n-1 {
 				return fmt.Errorf("accepts %d arg(s) with --url, --image, --address or --configmap, which take the place of DIR, received %d", n-1, len(args))
 			}
 			return nil
+		}
+		if s.inCluster {
+			return cobra.RangeArgs(n-1, n)(cmd, args)
 		}
 		return cobra.ExactArgs(n)(cmd, args)
 	}
@@ -146,6 +189,13 @@ func (s *catalogSource) loadAddress(ctx context.Context) (*catalog.Catalog, erro
 // loadConfigMap reads an OLM ConfigMap catalog from the manifest in --configmap, written
 // into the local cache as the manager writes it.
 func (s *catalogSource) loadConfigMap() (*catalog.Catalog, error) {
+	if s.cm != nil {
+		cat, _, err := configmapcatalog.Load(s.cm.Data, filepath.Join(defaultCacheDir(), catalogsource.ConfigMapCatalogsSubdir, "cli", url.PathEscape(s.configMap)), "", nil)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.configMap, err)
+		}
+		return cat, nil
+	}
 	in := s.cmd.InOrStdin()
 	if s.configMap != "-" {
 		f, err := os.Open(s.configMap)

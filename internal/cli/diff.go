@@ -50,7 +50,7 @@ func newDiffCmd(g *globals) *cobra.Command {
 	src := &catalogSource{}
 	var csv, version string
 	cmd := &cobra.Command{
-		Use:   "diff NAME DIR | diff NAME --url URL | diff NAME --image REF",
+		Use:   "diff NAME [DIR] | diff NAME --url URL | diff NAME --image REF",
 		Short: "Show what an upgrade would change (CRDs, RBAC, Deployments, every object) before it is made",
 		Long: `diff renders the installation NAME at the version it runs and at a target version, as
 the manager would apply them, and shows each object added, removed or changed, with a
@@ -59,8 +59,13 @@ unified diff of its YAML. Nothing is changed in the cluster.
 The running version's bundle is read from the cluster (the revision the manager stored),
 or from the catalog when it is not stored there. The target version is --csv or --version,
 else the version a Manual Subscription waits to have approved, else the head of the
-Subscription's channel in the catalog at DIR (or served at --url).`,
-		Example: `  operator-manager diff cache samples/catalog --csv cache-operator.1.2.0
+Subscription's channel in the catalog at DIR (or served at --url).
+
+Without DIR or a flag naming a catalog, the catalog is the installation's own
+CatalogSource, read as the manager reads it: its URL, image, registry address or
+ConfigMap. A Directory CatalogSource is on the manager's disk: give that DIR.`,
+		Example: `  operator-manager diff cache --version 1.2.0
+  operator-manager diff cache samples/catalog --csv cache-operator.1.2.0
   operator-manager diff cache --url http://catalog:8080 -o json`,
 		ValidArgsFunction: g.completeSubscriptions,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -70,10 +75,6 @@ Subscription's channel in the catalog at DIR (or served at --url).`,
 				return err
 			}
 			name := args[0]
-			cat, err := src.loadWithBundles(ctx, args[1:])
-			if err != nil {
-				return err
-			}
 			sub := &omv1.Subscription{}
 			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, sub); err != nil {
 				return err
@@ -81,6 +82,17 @@ Subscription's channel in the catalog at DIR (or served at --url).`,
 			bp := &omv1.Blueprint{}
 			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, bp); err != nil {
 				return fmt.Errorf("installation %s/%s has no Blueprint yet (nothing runs to compare with): %w", ns, name, err)
+			}
+			if len(args) == 1 && !src.hasSource() {
+				// No catalog given: the one the installation came from, as the cluster
+				// names it.
+				if err := src.fromCluster(ctx, c, catalogKeyOf(bp.Spec.Catalog, ns)); err != nil {
+					return err
+				}
+			}
+			cat, err := src.loadWithBundles(ctx, args[1:])
+			if err != nil {
+				return err
 			}
 			pkg := bp.Spec.Package
 			to, err := diffTarget(cat, sub, bp, pkg, csv, version)
@@ -111,6 +123,7 @@ Subscription's channel in the catalog at DIR (or served at --url).`,
 			return out.print(cmd.OutOrStdout(), doc, func(tw *tabwriter.Writer) { printDiff(tw, doc) })
 		},
 	}
+	src.inCluster = true
 	src.bind(cmd, 2)
 	cmd.Flags().StringVar(&csv, "csv", "", "the target version as a CSV name (<package>.<version> or <package>.v<version>)")
 	cmd.Flags().StringVar(&version, "version", "", "the target version")
@@ -334,4 +347,13 @@ func printDiff(tw *tabwriter.Writer, doc diffDoc) {
 	for _, c := range doc.Changes {
 		fmt.Fprintf(tw, "\n%s", c.Diff)
 	}
+}
+
+// catalogKeyOf is the CatalogSource a Blueprint's spec.catalog names ("namespace/name", or
+// a name in namespace ns).
+func catalogKeyOf(s, ns string) client.ObjectKey {
+	if n, name, ok := strings.Cut(s, "/"); ok {
+		return client.ObjectKey{Namespace: n, Name: name}
+	}
+	return client.ObjectKey{Namespace: ns, Name: s}
 }

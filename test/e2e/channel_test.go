@@ -129,6 +129,11 @@ spec: {package: cache-operator, channel: stable, catalog: served}
 	if bp := getBlueprint(t, ns, "cache"); bp.Spec.ClusterServiceVersionName != "cache-operator.v1.2.0" {
 		t.Errorf("cache moved to %s under backup, which needs <1.3.0", bp.Spec.ClusterServiceVersionName)
 	}
+	// diff without a catalog reads the installation's own CatalogSource (served over
+	// HTTP here), whose channel head is what it is held below.
+	if out, err := cli("diff", "cache", "-n", ns); err != nil || !strings.Contains(out, "cache-operator.v1.2.0 -> cache-operator.v1.3.0") {
+		t.Errorf("diff from the installation's own HTTP catalog: %v\n%s", err, out)
+	}
 	if out, err := cli("uninstall", "backup", "-n", ns, "--delete-subscription", "--wait"); err != nil {
 		t.Fatalf("uninstall backup: %v\n%s", err, out)
 	}

@@ -82,6 +82,11 @@ func TestCLI(t *testing.T) {
 	if err != nil || !strings.Contains(out, "REVISION") || !strings.Contains(out, "cache-operator.v1.2.0") {
 		t.Errorf("status: %v\n%s", err, out)
 	}
+	// The samples are a Directory CatalogSource, on the manager's disk: diff says to name it.
+	out, err = cli("diff", "cache", "-n", ns)
+	if err == nil || !strings.Contains(out, "reads the directory") || !strings.Contains(out, "give the catalog as DIR") {
+		t.Errorf("diff without a catalog, from a Directory CatalogSource: %v\n%s", err, out)
+	}
 	out, err = cli("list", "-n", ns, "-o", "json")
 	if err != nil || !strings.Contains(out, `"installed": "1.2.0"`) {
 		t.Errorf("list -o json: %v\n%s", err, out)

@@ -833,6 +833,10 @@ spec: {name: cache-operator, channel: stable, source: olm-catalog, sourceNamespa
 	}
 	eventually(t, time.Minute, "the CatalogSource reloaded with 1.2.0", catalogLoaded(t, ns, "olm-catalog", 1, 2), status)
 	waitRunning(t, ns, "cache", "cache-operator.v1.2.0")
+	// diff without a catalog reads the installation's ConfigMap catalog through the API.
+	if out, err := cli("diff", "cache", "-n", ns, "--version", "1.1.0"); err != nil || !strings.Contains(out, "cache-operator.v1.2.0 -> cache-operator.v1.1.0") {
+		t.Errorf("diff from the installation's own ConfigMap catalog: %v\n%s", err, out)
+	}
 
 	// The ConfigMap deleted: said so, the last catalog kept, nothing uninstalled.
 	if err := k8s.Delete(ctx(), cm); err != nil {
