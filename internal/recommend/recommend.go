@@ -68,9 +68,22 @@ func Evaluate(ctx context.Context, req Request) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Installed: from}
+	var dependents []resolve.Dependent
+	var current *catalog.Bundle
+	if from != nil {
+		if dependents, err = dependentsOf(ctx, req.Client, req.Namespace, req.Catalog, req.Package); err != nil {
+			return nil, err
+		}
+		current = req.Catalog.BundleByCSV(from.CSVName)
+	}
 	rec, err := resolve.Recommend(resolve.RecommendRequest{Package: req.Package, Channel: req.Channel, KubeVersion: req.KubeVersion,
 		Catalogs: []resolve.CatalogRef{{Name: req.CatalogName, Catalog: req.Catalog}}, Installed: installed, From: from,
 		Check: func(b *catalog.Bundle) error {
+			// As the manager holds it: a version the installations depending on this
+			// one would no longer accept is not installed.
+			if broken := resolve.Breaks(b, current, dependents); len(broken) > 0 {
+				return fmt.Errorf("%s would no longer be met", strings.Join(broken, "; "))
+			}
 			notes, err := Preflight(ctx, req.Client, req.Dynamic, req.Catalog, b)
 			for _, n := range notes {
 				if req.Note != nil {
@@ -140,6 +153,32 @@ func InstalledInNamespace(ctx context.Context, c client.Client, ns string, cat *
 		return nil, nil, err
 	}
 	return append(out, elsewhere...), from, nil
+}
+
+// dependentsOf lists the installations of ns that depend on its installation of pkg (their
+// Blueprint's spec.dependencies name it), each with the bundle it runs as cat holds it.
+// Those of other namespaces (servedFrom) are the manager's to count: a person may not
+// read them.
+func dependentsOf(ctx context.Context, c client.Client, ns string, cat *catalog.Catalog, pkg string) ([]resolve.Dependent, error) {
+	bps := &omv1.BlueprintList{}
+	if err := c.List(ctx, bps, client.InNamespace(ns)); err != nil {
+		return nil, err
+	}
+	var out []resolve.Dependent
+	for _, bp := range bps.Items {
+		if bp.Spec.Package == pkg || !bp.DeletionTimestamp.IsZero() {
+			continue
+		}
+		for _, d := range bp.Spec.Dependencies {
+			if d.Package == pkg && d.ServedFrom == "" {
+				if b := cat.BundleByCSV(bp.Status.CurrentCSV); b != nil {
+					out = append(out, resolve.Dependent{Name: bp.Name, Bundle: b})
+				}
+				break
+			}
+		}
+	}
+	return out, nil
 }
 
 // servedFromElsewhere lists the installations of other namespaces whose operator watches

@@ -112,9 +112,14 @@ spec: {package: backup-operator, version: 0.2.0, catalog: samples, targetNamespa
 	waitRunning(t, ns, "cache-operator", "cache-operator.v1.2.0")
 	uninstallAtEnd(t, ns, "cache-operator")
 
-	// backup-operator 0.2.0 needs cache-operator >=1.1.0 <1.3.0: 1.0.0 is refused.
+	// backup-operator 0.2.0 needs cache-operator >=1.1.0 <1.3.0: recommend passes 1.3.0
+	// over for it, and 1.0.0 is refused.
 	const requirement = "backup (backup-operator.v0.2.0) requires olm.package cache-operator >=1.1.0 <1.3.0"
-	out, err := cli("install", "cache-operator", "--version", "1.0.0", "-n", ns, "--wait", "--timeout", "1m")
+	out, err := cli("recommend", sampleDir, "cache-operator", "-n", ns)
+	if flat := strings.Join(strings.Fields(out), " "); err != nil || strings.Contains(flat, "Recommended: cache-operator.v1.3.0") || !strings.Contains(flat, requirement) {
+		t.Errorf("recommend under a dependent needing <1.3.0: %v\n%s", err, out)
+	}
+	out, err = cli("install", "cache-operator", "--version", "1.0.0", "-n", ns, "--wait", "--timeout", "1m")
 	if code := exitCode(err); code != 3 || !strings.Contains(out, "Unsatisfiable") || !strings.Contains(out, requirement) {
 		t.Errorf("install --version 1.0.0 under a dependent needing >=1.1.0: exit %d, want 3 naming %q\n%s", code, requirement, out)
 	}

@@ -142,3 +142,45 @@ func TestSecondSubscriptionOfAPackageRefused(t *testing.T) {
 		t.Errorf("Blueprints in %s: %d (%v), want only %s's", ns, len(bps.Items), err, winner.Name)
 	}
 }
+
+// TestUnresolvableSubscriptionKeepsNoOneOut: a Subscription that cannot be resolved (a
+// version its catalog lacks), watching all namespaces, runs nothing and keeps no other
+// installation of its package out, however long it stays wrong (a mistyped version once
+// held a dependency of another namespace until its deadline failed it). Mended after the
+// other installed, it is the one refused.
+func TestUnresolvableSubscriptionKeepsNoOneOut(t *testing.T) {
+	bad, good := "unresolved-a", "unresolved-b"
+	for _, ns := range []string{bad, good} {
+		newNamespace(t, ns)
+		uninstallAtEnd(t, ns, "cache")
+	}
+	applyYAML(t, bad, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache}
+spec: {package: cache-operator, version: 9.9.9, catalog: samples}
+`)
+	eventually(t, 30*time.Second, "the older Subscription unresolved", func() bool {
+		return condition(getSub(t, bad, "cache").Status.Conditions, omv1.ConditionResolved).Reason == omv1.ReasonVersionNotFound
+	}, describeSub(t, bad, "cache"))
+	applyYAML(t, good, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache}
+spec: {package: cache-operator, version: 1.1.0, catalog: samples, targetNamespaces: [unresolved-b]}
+`)
+	waitReady(t, good, "cache", 2*time.Minute)
+
+	sub := getSub(t, bad, "cache")
+	sub.Spec.Version = "1.1.0"
+	if err := k8s.Update(ctx(), sub); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the mended one refused, the installed one standing", func() bool {
+		c := condition(getSub(t, bad, "cache").Status.Conditions, omv1.ConditionResolved)
+		return c.Status == metav1.ConditionFalse && c.Reason == "TargetNamespacesOverlap" && strings.Contains(c.Message, good+"/cache")
+	}, describeSub(t, bad, "cache"))
+	if err := k8s.Get(ctx(), client.ObjectKey{Namespace: bad, Name: "cache"}, &omv1.Blueprint{}); err == nil {
+		t.Error("the refused Subscription has a Blueprint")
+	}
+}

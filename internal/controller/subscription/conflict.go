@@ -206,8 +206,12 @@ func (r *Reconciler) checkConflict(ctx context.Context, sub *omv1.Subscription, 
 // table-tested). What is installed (has a Blueprint) stays and what is not waits; between
 // two installed ones, or two that are not, the older wins (then the smaller name), so two
 // Subscriptions created in the same instant agree on which installs. One that is not
-// installed and is itself refused for a conflict runs nothing and keeps no one out: it
-// would otherwise block a third installation that overlaps only it.
+// installed and cannot be resolved (refused for a conflict, or for its own spec: a
+// package or version the catalog lacks, unmet dependencies) runs nothing and keeps no one
+// out: it would otherwise block, for as long as it stays wrong, every installation of its
+// package that overlaps it (a mistyped `--version 9.0` in one namespace held a dependency
+// in another for good). Should it resolve later, the installed one stands and it waits. A
+// catalog still loading is not such a failure: that one may install in a moment.
 func contends(other, sub *omv1.Subscription, otherInstalled, subInstalled bool) bool {
 	switch {
 	case otherInstalled != subInstalled:
@@ -215,8 +219,15 @@ func contends(other, sub *omv1.Subscription, otherInstalled, subInstalled bool) 
 	case otherInstalled:
 		return first(other, sub)
 	default:
-		return first(other, sub) && !refusedForConflict(other)
+		return first(other, sub) && !unresolved(other)
 	}
+}
+
+// unresolved reports whether a Subscription's last word is that it cannot be resolved,
+// for any reason but its catalog loading.
+func unresolved(s *omv1.Subscription) bool {
+	c := meta.FindStatusCondition(s.Status.Conditions, omv1.ConditionResolved)
+	return c != nil && c.Status == metav1.ConditionFalse && c.Reason != omv1.ReasonCatalogNotReady
 }
 
 // refusedForConflict reports whether a Subscription's last word is that another

@@ -61,6 +61,11 @@ func TestContends(t *testing.T) {
 		}
 		return s
 	}
+	failing := func(reason string) *omv1.Subscription {
+		s := at(1, "old", false)
+		s.Status.Conditions = []metav1.Condition{{Type: omv1.ConditionResolved, Status: metav1.ConditionFalse, Reason: reason}}
+		return s
+	}
 	older, newer := at(1, "old", false), at(2, "new", false)
 	olderRefused := at(1, "old", true)
 	for _, tc := range []struct {
@@ -75,6 +80,10 @@ func TestContends(t *testing.T) {
 		{"between installed ones the newer yields", newer, older, true, true, false},
 		{"between new ones the older wins", older, newer, false, false, true},
 		{"a refused older one keeps no one out", olderRefused, newer, false, false, false},
+		{"an older one asking for a version that does not exist keeps no one out", failing(omv1.ReasonVersionNotFound), newer, false, false, false},
+		{"an older one whose version cannot be read keeps no one out", failing("InvalidVersion"), newer, false, false, false},
+		{"an older unsatisfiable one keeps no one out", failing(omv1.ReasonUnsatisfiable), newer, false, false, false},
+		{"an older one whose catalog loads may install in a moment: it wins", failing(omv1.ReasonCatalogNotReady), newer, false, false, true},
 		{"same second: the smaller name wins", at(1, "a", false), at(1, "b", false), false, false, true},
 	} {
 		if got := contends(tc.other, tc.sub, tc.otherInst, tc.subInst); got != tc.want {
