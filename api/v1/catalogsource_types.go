@@ -1,6 +1,8 @@
 package v1
 
 import (
+	"strings"
+
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -333,4 +335,13 @@ type CatalogSourceList struct {
 
 func init() {
 	SchemeBuilder.Register(&CatalogSource{}, &CatalogSourceList{})
+}
+
+// CatalogKey is the CatalogSource a reference names: "namespace/name" as a Blueprint's
+// spec.catalog records it, or a bare name, in namespace ns.
+func CatalogKey(ref, ns string) types.NamespacedName {
+	if n, name, ok := strings.Cut(ref, "/"); ok {
+		return types.NamespacedName{Namespace: n, Name: name}
+	}
+	return types.NamespacedName{Namespace: ns, Name: ref}
 }

@@ -86,7 +86,7 @@ ConfigMap. A Directory CatalogSource is on the manager's disk: give that DIR.`,
 			if len(args) == 1 && !src.hasSource() {
 				// No catalog given: the one the installation came from, as the cluster
 				// names it.
-				if err := src.fromCluster(ctx, c, catalogKeyOf(bp.Spec.Catalog, ns)); err != nil {
+				if err := src.fromCluster(ctx, c, omv1.CatalogKey(bp.Spec.Catalog, ns)); err != nil {
 					return err
 				}
 			}
@@ -347,13 +347,4 @@ func printDiff(tw *tabwriter.Writer, doc diffDoc) {
 	for _, c := range doc.Changes {
 		fmt.Fprintf(tw, "\n%s", c.Diff)
 	}
-}
-
-// catalogKeyOf is the CatalogSource a Blueprint's spec.catalog names ("namespace/name", or
-// a name in namespace ns).
-func catalogKeyOf(s, ns string) client.ObjectKey {
-	if n, name, ok := strings.Cut(s, "/"); ok {
-		return client.ObjectKey{Namespace: n, Name: name}
-	}
-	return client.ObjectKey{Namespace: ns, Name: s}
 }

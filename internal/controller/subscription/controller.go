@@ -10,9 +10,10 @@ import (
 
 	"errors"
 	"fmt"
-	"github.com/blang/semver/v4"
 	"strconv"
 	"time"
+
+	"github.com/blang/semver/v4"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"

@@ -115,7 +115,7 @@ func (r *Reconciler) runs(ctx context.Context, s *omv1.Subscription) (in resolve
 	}
 	in = resolve.Installed{Package: pkg, Version: v, CSVName: csv, Catalog: catName,
 		Pinned: s.Spec.StartingCSV != "" || !resolve.Following(intentOf(s))}
-	if cat := r.Catalogs.Get(catalogKeyOf(catName, s.Namespace)); cat != nil {
+	if cat := r.Catalogs.Get(omv1.CatalogKey(catName, s.Namespace)); cat != nil {
 		if b = cat.BundleByCSV(csv); b != nil {
 			for _, o := range b.OwnedCRDs {
 				in.Provides = append(in.Provides, o.GVK())
@@ -123,13 +123,6 @@ func (r *Reconciler) runs(ctx context.Context, s *omv1.Subscription) (in resolve
 		}
 	}
 	return in, b, true
-}
-
-func catalogKeyOf(s, ns string) types.NamespacedName {
-	if n, name, ok := strings.Cut(s, "/"); ok {
-		return types.NamespacedName{Namespace: n, Name: name}
-	}
-	return types.NamespacedName{Namespace: ns, Name: s}
 }
 
 // resolveDependencies plans what the root bundle needs. A failure is a *resolve.Error
@@ -233,7 +226,7 @@ func (r *Reconciler) approvedDependencies(ctx context.Context, sub *omv1.Subscri
 			continue
 		}
 		step := resolve.Step{Package: d.Package, CSVName: d.CSVName, Catalog: d.Catalog, Digest: d.BundleDigest, Reason: d.Reason}
-		if cat := r.Catalogs.Get(catalogKeyOf(d.Catalog, sub.Namespace)); cat != nil {
+		if cat := r.Catalogs.Get(omv1.CatalogKey(d.Catalog, sub.Namespace)); cat != nil {
 			step.Bundle = cat.BundleByDigest(d.BundleDigest)
 		}
 		v, perr := semver.ParseTolerant(d.Version)
@@ -281,7 +274,7 @@ func (r *Reconciler) ensureDependency(ctx context.Context, sub *omv1.Subscriptio
 	// The catalog the dependency was chosen from: the default one is named by nothing, one
 	// of the global catalog namespace (where an OLM Subscription's sourceNamespace may
 	// point) by its namespace too.
-	if k := catalogKeyOf(step.Catalog, sub.Namespace); k != r.DefaultCatalog {
+	if k := omv1.CatalogKey(step.Catalog, sub.Namespace); k != r.DefaultCatalog {
 		dep.Spec.Catalog = k.Name
 		if k.Namespace != sub.Namespace {
 			dep.Spec.SourceNamespace = k.Namespace

@@ -38,7 +38,7 @@ func (r *Reconciler) brokenDependents(ctx context.Context, sub *omv1.Subscriptio
 		if d.Namespace != sub.Namespace {
 			name = d.Namespace + "/" + d.Name
 		}
-		cat := r.Catalogs.Get(catalogKeyOf(d.Spec.Catalog, d.Namespace))
+		cat := r.Catalogs.Get(omv1.CatalogKey(d.Spec.Catalog, d.Namespace))
 		if cat == nil {
 			continue
 		}
@@ -60,7 +60,7 @@ func (r *Reconciler) brokenDependents(ctx context.Context, sub *omv1.Subscriptio
 		return nil, nil
 	}
 	var current *catalog.Bundle
-	if cat := r.Catalogs.Get(catalogKeyOf(bp.Spec.Catalog, bp.Namespace)); cat != nil {
+	if cat := r.Catalogs.Get(omv1.CatalogKey(bp.Spec.Catalog, bp.Namespace)); cat != nil {
 		current = cat.BundleByCSV(bp.Status.CurrentCSV)
 	}
 	return resolve.Breaks(next, current, deps), nil
