@@ -1085,8 +1085,9 @@
     'ResolutionFailed', 'InstallPlanFailed', 'CatalogSourcesUnhealthy']);
   const UNDER_WAY = new Set(['Progressing', 'UpgradePending', 'InstallPlanPending']);
   // Reasons for which a condition holds on a choice (a person's pause, approval, window or
-  // rollback, the operator's consent to upgrade), not on a fault.
-  const CHOSEN = new Set(['Paused', 'WaitingForApproval', 'RequiresApproval', 'OutsideUpgradeWindow', 'OperatorNotUpgradeable', 'HeldAfterManualRollback']);
+  // rollback, the operator's consent to upgrade, its dependents' needs), not on a fault.
+  const CHOSEN = new Set(['Paused', 'WaitingForApproval', 'RequiresApproval', 'OutsideUpgradeWindow', 'OperatorNotUpgradeable', 'HeldAfterManualRollback',
+    'HeldForDependents']);
 
   // conditionTone is the badge a condition gets: ok, bad or wait.
   function conditionTone(c) {
