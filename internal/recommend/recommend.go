@@ -98,7 +98,16 @@ func Evaluate(ctx context.Context, req Request) (*Result, error) {
 	}
 	res.Recommendation = rec
 	if rec.Bundle != nil {
-		if res.Grants, err = grants.Of(req.Catalog, rec.Bundle, req.Namespace, nil); err != nil {
+		// An upgrade keeps the installation's target namespaces: its grants are rendered
+		// for them, as the manager would render them (an operator watching its own
+		// namespace gets Roles there, not the ClusterRoles of one watching all).
+		var targets []string
+		if from != nil {
+			if targets, err = installedTargets(ctx, req.Client, req.Namespace, req.Package); err != nil {
+				return nil, err
+			}
+		}
+		if res.Grants, err = grants.Of(req.Catalog, rec.Bundle, req.Namespace, targets); err != nil {
 			return nil, err
 		}
 	}
@@ -153,6 +162,29 @@ func InstalledInNamespace(ctx context.Context, c client.Client, ns string, cat *
 		return nil, nil, err
 	}
 	return append(out, elsewhere...), from, nil
+}
+
+// installedTargets is the target namespaces of the namespace's installation of pkg: its
+// Subscription's, else its OperatorGroup's (nil: the install mode's default).
+func installedTargets(ctx context.Context, c client.Client, ns, pkg string) ([]string, error) {
+	bps := &omv1.BlueprintList{}
+	if err := c.List(ctx, bps, client.InNamespace(ns)); err != nil {
+		return nil, err
+	}
+	for _, bp := range bps.Items {
+		if bp.Spec.Package != pkg || bp.Status.CurrentCSV == "" {
+			continue
+		}
+		sub := &omv1.Subscription{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(&bp), sub); err != nil {
+			return nil, client.IgnoreNotFound(err)
+		}
+		// An OperatorGroup that gives no answer holds the installation as it is; its
+		// own targets stand for the preview.
+		_ = operatorgroup.ApplyFrom(ctx, c, sub)
+		return sub.Spec.TargetNamespaces, nil
+	}
+	return nil, nil
 }
 
 // dependentsOf lists the installations of ns that depend on its installation of pkg (their

@@ -44,4 +44,33 @@ func TestRecommend(t *testing.T) {
 	if err != nil || !strings.Contains(out, `"recommended": "cache-operator.v1.2.0"`) || !strings.Contains(out, `"permissions": [`) {
 		t.Errorf("recommend -o json: %v\n%s", err, out)
 	}
+
+	// Installed watching only its namespace: the upgrade's preview grants what it would be
+	// granted then, its namespaced permissions as a Role there, not cluster-wide as for
+	// an installation watching all namespaces.
+	applyYAML(t, "recommend", `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache}
+spec: {startingCSV: cache-operator.1.1.0, catalog: samples, targetNamespaces: [recommend]}
+`)
+	uninstallAtEnd(t, "recommend", "cache")
+	waitRunning(t, "recommend", "cache", "cache-operator.v1.1.0")
+	out, err = cli("recommend", dir, "cache-operator", "-n", "recommend")
+	if err != nil || !strings.Contains(out, "cache-operator.v1.2.0 (1.2.0)") {
+		t.Fatalf("recommend of an upgrade: %v\n%s", err, out)
+	}
+	scoped := false
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Join(strings.Fields(line), " ")
+		if strings.Contains(f, "configmaps,services,pods") {
+			if !strings.Contains(f, "namespace recommend") {
+				t.Errorf("the upgrade of an installation watching its namespace previews a grant beyond it: %s", f)
+			}
+			scoped = true
+		}
+	}
+	if !scoped {
+		t.Errorf("no grant of configmaps, services and pods in the preview:\n%s", out)
+	}
 }
