@@ -186,16 +186,29 @@ func (s *catalogSource) loadAddress(ctx context.Context) (*catalog.Catalog, erro
 		Cache: ociparts.Layout{Dir: filepath.Join(defaultCacheDir(), catalogsource.BundleImagesSubdir)}}})
 }
 
-// loadConfigMap reads an OLM ConfigMap catalog from the manifest in --configmap, written
-// into the local cache as the manager writes it.
+// loadConfigMap reads an OLM ConfigMap catalog, from the manifest in --configmap or as
+// fromCluster read it, written into the local cache as the manager writes it.
 func (s *catalogSource) loadConfigMap() (*catalog.Catalog, error) {
-	if s.cm != nil {
-		cat, _, err := configmapcatalog.Load(s.cm.Data, filepath.Join(defaultCacheDir(), catalogsource.ConfigMapCatalogsSubdir, "cli", url.PathEscape(s.configMap)), "", nil)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", s.configMap, err)
+	cm, name, what := s.cm, s.configMap, s.configMap
+	if cm == nil {
+		var err error
+		if cm, err = s.readConfigMapFile(); err != nil {
+			return nil, err
 		}
-		return cat, nil
+		if abs, err := filepath.Abs(name); err == nil && name != "-" {
+			name = abs
+		}
+		what = "--configmap " + s.configMap
 	}
+	cat, _, err := configmapcatalog.Load(cm.Data, filepath.Join(defaultCacheDir(), catalogsource.ConfigMapCatalogsSubdir, "cli", url.PathEscape(name)), "", nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return cat, nil
+}
+
+// readConfigMapFile reads the ConfigMap manifest in --configmap (- for stdin).
+func (s *catalogSource) readConfigMapFile() (*corev1.ConfigMap, error) {
 	in := s.cmd.InOrStdin()
 	if s.configMap != "-" {
 		f, err := os.Open(s.configMap)
@@ -219,15 +232,7 @@ func (s *catalogSource) loadConfigMap() (*catalog.Catalog, error) {
 	if cm.Kind != "ConfigMap" {
 		return nil, fmt.Errorf("--configmap %s: kind is %q, want ConfigMap", s.configMap, cm.Kind)
 	}
-	name := s.configMap
-	if abs, err := filepath.Abs(name); err == nil && name != "-" {
-		name = abs
-	}
-	cat, _, err := configmapcatalog.Load(cm.Data, filepath.Join(defaultCacheDir(), catalogsource.ConfigMapCatalogsSubdir, "cli", url.PathEscape(name)), "", nil)
-	if err != nil {
-		return nil, fmt.Errorf("--configmap %s: %w", s.configMap, err)
-	}
-	return cat, nil
+	return &cm, nil
 }
 
 // load returns the catalog, the name to show for it, and the arguments after DIR.

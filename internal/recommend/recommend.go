@@ -63,21 +63,20 @@ type Result struct {
 
 // Evaluate recommends a version of req.Package for req.Namespace.
 func Evaluate(ctx context.Context, req Request) (*Result, error) {
-	installed, from, err := InstalledInNamespace(ctx, req.Client, req.Namespace, req.Catalog, req.Package)
+	ns, err := readNamespace(ctx, req.Client, req.Namespace, req.Catalog, req.Package)
 	if err != nil {
 		return nil, err
 	}
+	from := ns.from
 	res := &Result{Installed: from}
 	var dependents []resolve.Dependent
 	var current *catalog.Bundle
 	if from != nil {
-		if dependents, err = dependentsOf(ctx, req.Client, req.Namespace, req.Catalog, req.Package); err != nil {
-			return nil, err
-		}
+		dependents = dependentsOf(ns.blueprints, ns.own, req.Catalog, req.Package)
 		current = req.Catalog.BundleByCSV(from.CSVName)
 	}
 	rec, err := resolve.Recommend(resolve.RecommendRequest{Package: req.Package, Channel: req.Channel, KubeVersion: req.KubeVersion,
-		Catalogs: []resolve.CatalogRef{{Name: req.CatalogName, Catalog: req.Catalog}}, Installed: installed, From: from,
+		Catalogs: []resolve.CatalogRef{{Name: req.CatalogName, Catalog: req.Catalog}}, Installed: ns.installed, From: from,
 		Check: func(b *catalog.Bundle) error {
 			// As the manager holds it: a version the installations depending on this
 			// one would no longer accept is not installed.
@@ -102,8 +101,8 @@ func Evaluate(ctx context.Context, req Request) (*Result, error) {
 		// for them, as the manager would render them (an operator watching its own
 		// namespace gets Roles there, not the ClusterRoles of one watching all).
 		var targets []string
-		if from != nil {
-			if targets, err = installedTargets(ctx, req.Client, req.Namespace, req.Package); err != nil {
+		if ns.own != nil {
+			if targets, err = installedTargets(ctx, req.Client, ns.own); err != nil {
 				return nil, err
 			}
 		}
@@ -131,17 +130,29 @@ func KubeVersion(cfg *rest.Config) (semver.Version, error) {
 	return semver.Version{Major: v.Major, Minor: v.Minor, Patch: v.Patch}, nil
 }
 
-// InstalledInNamespace lists what the namespace's Subscriptions run, and what other
-// namespaces run for it (servedFromElsewhere), and the installed version of pkg in the
-// namespace when there is one.
-func InstalledInNamespace(ctx context.Context, c client.Client, ns string, cat *catalog.Catalog, pkg string) ([]resolve.Installed, *resolve.Installed, error) {
+// namespaceState is what a namespace runs, read once for a recommendation.
+type namespaceState struct {
+	// installed is what the namespace's Subscriptions run, and what other namespaces run
+	// for it (servedFromElsewhere).
+	installed []resolve.Installed
+	// from is the namespace's installation of the package, nil when there is none; own
+	// is its Blueprint.
+	from *resolve.Installed
+	own  *omv1.Blueprint
+	// blueprints are the namespace's Blueprints.
+	blueprints []omv1.Blueprint
+}
+
+// readNamespace reads what namespace ns runs, and its installation of pkg.
+func readNamespace(ctx context.Context, c client.Client, ns string, cat *catalog.Catalog, pkg string) (*namespaceState, error) {
 	bps := &omv1.BlueprintList{}
 	if err := c.List(ctx, bps, client.InNamespace(ns)); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	var out []resolve.Installed
-	var from *resolve.Installed
-	for _, bp := range bps.Items {
+	st := &namespaceState{blueprints: bps.Items}
+	fromAt := -1
+	for i := range bps.Items {
+		bp := &bps.Items[i]
 		v, err := semver.ParseTolerant(bp.Status.CurrentVersion)
 		if bp.Status.CurrentCSV == "" || err != nil {
 			continue
@@ -152,65 +163,51 @@ func InstalledInNamespace(ctx context.Context, c client.Client, ns string, cat *
 				in.Provides = append(in.Provides, o.GVK())
 			}
 		}
-		out = append(out, in)
+		st.installed = append(st.installed, in)
 		if in.Package == pkg {
-			from = &out[len(out)-1]
+			fromAt, st.own = len(st.installed)-1, bp
 		}
 	}
 	elsewhere, err := servedFromElsewhere(ctx, c, ns, cat)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return append(out, elsewhere...), from, nil
+	st.installed = append(st.installed, elsewhere...)
+	if fromAt >= 0 {
+		st.from = &st.installed[fromAt]
+	}
+	return st, nil
 }
 
-// installedTargets is the target namespaces of the namespace's installation of pkg: its
+// installedTargets is the target namespaces of the installation of Blueprint own: its
 // Subscription's, else its OperatorGroup's (nil: the install mode's default).
-func installedTargets(ctx context.Context, c client.Client, ns, pkg string) ([]string, error) {
-	bps := &omv1.BlueprintList{}
-	if err := c.List(ctx, bps, client.InNamespace(ns)); err != nil {
-		return nil, err
+func installedTargets(ctx context.Context, c client.Client, own *omv1.Blueprint) ([]string, error) {
+	sub := &omv1.Subscription{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(own), sub); err != nil {
+		return nil, client.IgnoreNotFound(err)
 	}
-	for _, bp := range bps.Items {
-		if bp.Spec.Package != pkg || bp.Status.CurrentCSV == "" {
-			continue
-		}
-		sub := &omv1.Subscription{}
-		if err := c.Get(ctx, client.ObjectKeyFromObject(&bp), sub); err != nil {
-			return nil, client.IgnoreNotFound(err)
-		}
-		// An OperatorGroup that gives no answer holds the installation as it is; its
-		// own targets stand for the preview.
-		_ = operatorgroup.ApplyFrom(ctx, c, sub)
-		return sub.Spec.TargetNamespaces, nil
-	}
-	return nil, nil
+	// An OperatorGroup that gives no answer holds the installation as it is; its own
+	// targets stand for the preview.
+	_ = operatorgroup.ApplyFrom(ctx, c, sub)
+	return sub.Spec.TargetNamespaces, nil
 }
 
-// dependentsOf lists the installations of ns that depend on its installation of pkg (their
-// Blueprint's spec.dependencies name it), each with the bundle it runs as cat holds it.
-// Those of other namespaces (servedFrom) are the manager's to count: a person may not
-// read them.
-func dependentsOf(ctx context.Context, c client.Client, ns string, cat *catalog.Catalog, pkg string) ([]resolve.Dependent, error) {
-	bps := &omv1.BlueprintList{}
-	if err := c.List(ctx, bps, client.InNamespace(ns)); err != nil {
-		return nil, err
-	}
+// dependentsOf lists, among the namespace's Blueprints, the installations depending on
+// own's (Blueprint.DependsOn, as the manager counts them), each with the bundle it runs
+// as cat holds it. Those of other namespaces (servedFrom) are the manager's to count: a
+// person may not read them.
+func dependentsOf(blueprints []omv1.Blueprint, own *omv1.Blueprint, cat *catalog.Catalog, pkg string) []resolve.Dependent {
 	var out []resolve.Dependent
-	for _, bp := range bps.Items {
-		if bp.Spec.Package == pkg || !bp.DeletionTimestamp.IsZero() {
+	for i := range blueprints {
+		bp := &blueprints[i]
+		if bp.Name == own.Name || !bp.DeletionTimestamp.IsZero() || !bp.DependsOn(own.Namespace, own.Name, pkg) {
 			continue
 		}
-		for _, d := range bp.Spec.Dependencies {
-			if d.Package == pkg && d.ServedFrom == "" {
-				if b := cat.BundleByCSV(bp.Status.CurrentCSV); b != nil {
-					out = append(out, resolve.Dependent{Name: bp.Name, Bundle: b})
-				}
-				break
-			}
+		if b := cat.BundleByCSV(bp.Status.CurrentCSV); b != nil {
+			out = append(out, resolve.Dependent{Name: bp.Name, Bundle: b})
 		}
 	}
-	return out, nil
+	return out
 }
 
 // servedFromElsewhere lists the installations of other namespaces whose operator watches
