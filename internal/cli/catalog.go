@@ -69,12 +69,15 @@ type catalogSource struct {
 	inCluster bool
 	// cm is a ConfigMap catalog read from the cluster, in place of --configmap's file.
 	cm *corev1.ConfigMap
+	// dir is a Directory CatalogSource's directory found on this machine, in place of DIR.
+	dir string
 }
 
 // fromCluster points s at the catalog of CatalogSource key, as the manager reads it: its
 // URL, its image or its registry server's address, or its ConfigMap read through the API.
-// A directory is on the manager's disk, out of the command line's reach: the error says
-// to give it as DIR.
+// A directory is on the manager's disk: it is read when this machine has it (the manager
+// of `make run` runs here), else the error says to give it as DIR. A note on stderr says
+// which directory was read, since a manager in a Pod may see other files at that path.
 func (s *catalogSource) fromCluster(ctx context.Context, c client.Client, key client.ObjectKey) error {
 	cs := &omv1.CatalogSource{}
 	if err := c.Get(ctx, key, cs); err != nil {
@@ -95,7 +98,13 @@ func (s *catalogSource) fromCluster(ctx context.Context, c client.Client, key cl
 		}
 		s.cm, s.configMap = cm, "configmap/"+key.Namespace+"/"+spec.ConfigMap
 	default:
-		return fmt.Errorf("CatalogSource %s reads the directory %s on the manager's disk, which this command cannot reach: give the catalog as DIR (or --url, --image, --address, --configmap)", key, spec.Directory)
+		if st, err := os.Stat(spec.Directory); err != nil || !st.IsDir() || spec.Directory == "" {
+			return fmt.Errorf("CatalogSource %s reads the directory %s on the manager's disk, which is not on this machine: give the catalog as DIR (or --url, --image, --address, --configmap)", key, spec.Directory)
+		}
+		s.dir = spec.Directory
+		if s.cmd != nil {
+			fmt.Fprintf(s.cmd.ErrOrStderr(), "reading %s, the directory of CatalogSource %s, on this machine\n", spec.Directory, key)
+		}
 	}
 	return nil
 }

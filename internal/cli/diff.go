@@ -63,7 +63,8 @@ Subscription's channel in the catalog at DIR (or served at --url).
 
 Without DIR or a flag naming a catalog, the catalog is the installation's own
 CatalogSource, read as the manager reads it: its URL, image, registry address or
-ConfigMap. A Directory CatalogSource is on the manager's disk: give that DIR.`,
+ConfigMap. A Directory CatalogSource is on the manager's disk: it is read when this
+machine has that directory (as with "make run"), else give it as DIR.`,
 		Example: `  operator-manager diff cache --version 1.2.0
   operator-manager diff cache samples/catalog --csv cache-operator.1.2.0
   operator-manager diff cache --url http://catalog:8080 -o json`,
@@ -90,7 +91,11 @@ ConfigMap. A Directory CatalogSource is on the manager's disk: give that DIR.`,
 					return err
 				}
 			}
-			cat, err := src.loadWithBundles(ctx, args[1:])
+			dirArgs := args[1:]
+			if src.dir != "" {
+				dirArgs = []string{src.dir}
+			}
+			cat, err := src.loadWithBundles(ctx, dirArgs)
 			if err != nil {
 				return err
 			}

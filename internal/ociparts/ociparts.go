@@ -169,9 +169,13 @@ func (p *Parts) Files(dir string) (map[string][]byte, error) {
 				removeUnder(fs, parent)
 				continue
 			case strings.HasPrefix(base, ".wh."):
-				target := path.Join(parent, strings.TrimPrefix(base, ".wh."))
-				delete(fs, target)
-				removeUnder(fs, target)
+				// A whiteout naming nothing (".wh." alone) removes nothing; it is not one
+				// of its directory.
+				if target := strings.TrimPrefix(base, ".wh."); target != "" {
+					target = path.Join(parent, target)
+					delete(fs, target)
+					removeUnder(fs, target)
+				}
 				continue
 			}
 			if name == "" {

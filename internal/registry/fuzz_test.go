@@ -192,6 +192,7 @@ func TestOverlayReplaces(t *testing.T) {
 		{"a hard link over a directory", "f configs/d/f=1\nf configs/c=3\n---\nh configs/d=configs/c", []string{"c"}},
 		{"a file where the configs directory was", "f configs/a=1\n---\nf configs=x", nil},
 		{"a link elsewhere", "f configs/a=1\n---\nl etc=configs", []string{"a"}},
+		{"a whiteout naming nothing", "f configs/a/b=1\n---\nf configs/a/.wh.=", []string{"a/b"}},
 		{"the root", "f configs/a=1\n---\nd /\nf /=x", []string{"a"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -82,9 +82,10 @@ func TestCLI(t *testing.T) {
 	if err != nil || !strings.Contains(out, "REVISION") || !strings.Contains(out, "cache-operator.v1.2.0") {
 		t.Errorf("status: %v\n%s", err, out)
 	}
-	// The samples are a Directory CatalogSource, on the manager's disk: diff says to name it.
-	out, err = cli("diff", "cache", "-n", ns)
-	if err == nil || !strings.Contains(out, "reads the directory") || !strings.Contains(out, "give the catalog as DIR") {
+	// The samples are a Directory CatalogSource on the manager's disk, which here is this
+	// machine's: diff reads it there and says so.
+	out, err = cli("diff", "cache", "-n", ns, "--version", "1.3.0")
+	if err != nil || !strings.Contains(out, "the directory of CatalogSource") || !strings.Contains(out, "cache-operator.v1.3.0") {
 		t.Errorf("diff without a catalog, from a Directory CatalogSource: %v\n%s", err, out)
 	}
 	out, err = cli("list", "-n", ns, "-o", "json")
