@@ -134,6 +134,35 @@ func (bp *Blueprint) DependsOn(namespace, name, pkg string) bool {
 	return false
 }
 
+// Changing says whether the installation is on its way from the version that runs to its
+// spec's: a first install, a revision to it under way or waiting (for approval, an upgrade
+// window or the operator), or a new spec not yet acted on. A change that settled without
+// taking (Failed, RolledBack, Blocked) or is being rolled back leaves what runs as what
+// counts.
+func (bp *Blueprint) Changing() bool {
+	if bp.Spec.ClusterServiceVersionName == "" || bp.Spec.ClusterServiceVersionName == bp.Status.CurrentCSV || !bp.DeletionTimestamp.IsZero() {
+		return false
+	}
+	if bp.Status.CurrentCSV == "" || bp.Status.ObservedGeneration < bp.Generation {
+		return true
+	}
+	switch bp.Status.Phase {
+	case BlueprintPending, BlueprintInstalling, BlueprintUpgrading, BlueprintWaitingForApproval, BlueprintUpgradeHeld:
+		return true
+	}
+	return false
+}
+
+// Heading is the version the installation counts as for the operators resolved against
+// it: its spec's while it is Changing (from is then what runs, "" on a first install),
+// else what runs.
+func (bp *Blueprint) Heading() (csv, version, from string) {
+	if bp.Changing() {
+		return bp.Spec.ClusterServiceVersionName, bp.Spec.Version, bp.Status.CurrentCSV
+	}
+	return bp.Status.CurrentCSV, bp.Status.CurrentVersion, ""
+}
+
 // Trigger says why a revision was started.
 // +kubebuilder:validation:Enum=Install;Upgrade;Downgrade;Retry;Rollback
 type Trigger string

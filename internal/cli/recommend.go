@@ -87,6 +87,9 @@ before anything is created.`,
 					}
 					for _, s := range rec.Plan.Satisfied {
 						met := s.Requirement + " (required by " + s.RequiredBy + "): installed " + s.CSVName
+						if s.ChangingFrom != "" {
+							met += " (its installation is changing to it from " + s.ChangingFrom + ")"
+						}
 						if s.ServedFrom != "" {
 							met += ", run for this namespace by Subscription " + s.ServedFrom
 						}

@@ -153,12 +153,18 @@ func readNamespace(ctx context.Context, c client.Client, ns string, cat *catalog
 	fromAt := -1
 	for i := range bps.Items {
 		bp := &bps.Items[i]
-		v, err := semver.ParseTolerant(bp.Status.CurrentVersion)
-		if bp.Status.CurrentCSV == "" || err != nil {
+		// The package asked about is upgraded from what runs; the others count as where
+		// they are going, as the manager resolves them.
+		csv, version, from := bp.Heading()
+		if bp.Spec.Package == pkg || from == "" {
+			csv, version, from = bp.Status.CurrentCSV, bp.Status.CurrentVersion, ""
+		}
+		v, err := semver.ParseTolerant(version)
+		if csv == "" || err != nil {
 			continue
 		}
-		in := resolve.Installed{Package: bp.Spec.Package, Version: v, CSVName: bp.Status.CurrentCSV}
-		if b := cat.BundleByCSV(bp.Status.CurrentCSV); b != nil {
+		in := resolve.Installed{Package: bp.Spec.Package, Version: v, CSVName: csv, ChangingFrom: from}
+		if b := cat.BundleByCSV(csv); b != nil {
 			for _, o := range b.OwnedCRDs {
 				in.Provides = append(in.Provides, o.GVK())
 			}
@@ -236,8 +242,9 @@ func servedFromElsewhere(ctx context.Context, c client.Client, ns string, cat *c
 		if sub.Namespace == ns || bp == nil || bp.Status.CurrentCSV == "" || !sub.DeletionTimestamp.IsZero() {
 			continue
 		}
-		b := cat.BundleByCSV(bp.Status.CurrentCSV)
-		v, err := semver.ParseTolerant(bp.Status.CurrentVersion)
+		csv, version, from := bp.Heading() // where it is going, as the manager resolves it
+		b := cat.BundleByCSV(csv)
+		v, err := semver.ParseTolerant(version)
 		if b == nil || err != nil {
 			continue
 		}
@@ -246,7 +253,7 @@ func servedFromElsewhere(ctx context.Context, c client.Client, ns string, cat *c
 		if err != nil || !render.Watches(targets, ns) {
 			continue
 		}
-		in := resolve.Installed{Package: bp.Spec.Package, Version: v, CSVName: bp.Status.CurrentCSV, ServedFrom: sub.Namespace + "/" + sub.Name}
+		in := resolve.Installed{Package: bp.Spec.Package, Version: v, CSVName: csv, ChangingFrom: from, ServedFrom: sub.Namespace + "/" + sub.Name}
 		for _, o := range b.OwnedCRDs {
 			in.Provides = append(in.Provides, o.GVK())
 		}

@@ -33,7 +33,7 @@ func (o *option) choice(r *requirement) *choice {
 
 func (o *option) label() string {
 	if o.b == nil {
-		return "installed " + o.in.CSVName
+		return o.in.label()
 	}
 	return o.b.CSVName + " (catalog " + o.catalog + ")"
 }

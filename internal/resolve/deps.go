@@ -58,6 +58,18 @@ type Installed struct {
 	// namespaces, or it among its targets). Its APIs are served there already, and only
 	// its own Subscription changes it: a resolution keeps it as it is, like a pinned one.
 	ServedFrom string
+	// ChangingFrom, when set, is the CSV that runs while its installation changes to
+	// CSVName (a revision under way or waiting for approval or a window): a dependent is
+	// resolved against where it is going, not against what is about to be replaced.
+	ChangingFrom string
+}
+
+// label names it in messages: "installed X", and where it is going when it is changing.
+func (in *Installed) label() string {
+	if in.ChangingFrom != "" {
+		return "installed " + in.CSVName + " (its installation is changing to it from " + in.ChangingFrom + ")"
+	}
+	return "installed " + in.CSVName
 }
 
 // fixed says why a resolution may not change an installed operator ("" when it may), as
@@ -120,6 +132,9 @@ type Satisfied struct {
 	// ServedFrom is the installed operator's Subscription when it runs in another
 	// namespace (Installed.ServedFrom).
 	ServedFrom string
+	// ChangingFrom is what runs while the installation changes to CSVName
+	// (Installed.ChangingFrom).
+	ChangingFrom string
 }
 
 // Plan is the answer of Resolve.
@@ -211,7 +226,7 @@ func (s *search) plan() *Plan {
 		}
 		if by.bundle == nil {
 			sat := Satisfied{Requirement: r.constraint(), RequiredBy: r.by.csv, Package: by.pkg, Version: by.version, CSVName: by.csv,
-				ServedFrom: by.installed.ServedFrom}
+				ServedFrom: by.installed.ServedFrom, ChangingFrom: by.installed.ChangingFrom}
 			if key := sat.Requirement + "\x00" + sat.RequiredBy + "\x00" + sat.CSVName; !seen[key] {
 				seen[key] = true
 				p.Satisfied = append(p.Satisfied, sat)

@@ -58,7 +58,7 @@ type Recommendation struct {
 
 // maxReasonInMessage bounds each passed-over reason repeated in an error message; the
 // full reasons stay in the error's caller-visible PassedOver only when there is an answer.
-const maxReasonInMessage = 300
+const maxReasonInMessage = 400
 
 // Recommend walks a channel from its head downwards and returns the first version that
 // can be installed here: its minKubeVersion passes, its dependencies resolve, and Check

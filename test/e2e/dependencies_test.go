@@ -272,3 +272,72 @@ spec: {package: backup-operator, version: 0.2.0, catalog: samples, targetNamespa
 		t.Errorf("the dependency was removed while needed: %v", err)
 	}
 }
+
+// TestDependencyOnAChangingInstallation: an installation on its way to another version
+// (here a downgrade waiting for approval) counts as where it is going when another
+// namespace's operator is resolved against it. Before, the dependent was installed
+// against the version about to be replaced, and the approved change then took away what
+// it needed.
+func TestDependencyOnAChangingInstallation(t *testing.T) {
+	shared, dep := "chg-shared", "chg-dep"
+	for _, ns := range []string{shared, dep} {
+		newNamespace(t, ns)
+	}
+	applyYAML(t, shared, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache}
+spec: {package: cache-operator, version: 1.1.0, catalog: samples, approval: Manual}
+`)
+	waitRunning(t, shared, "cache", "cache-operator.v1.1.0")
+	setVersion := func(v string) {
+		t.Helper()
+		sub := getSub(t, shared, "cache")
+		patch := client.MergeFrom(sub.DeepCopy())
+		sub.Spec.Version = v
+		if err := k8s.Patch(ctx(), sub, patch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setVersion("1.0.0")
+	eventually(t, time.Minute, "the downgrade waits for approval", func() bool {
+		return getBlueprint(t, shared, "cache").Status.Phase == omv1.BlueprintWaitingForApproval
+	}, describeSub(t, shared, "cache"))
+
+	// backup-operator 0.2.0 needs cache-operator >=1.1.0 <1.3.0: 1.1.0 runs, 1.0.0 is next.
+	applyYAML(t, dep, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: backup}
+spec: {package: backup-operator, version: 0.2.0, catalog: samples, targetNamespaces: [`+dep+`]}
+`)
+	eventually(t, time.Minute, "unsatisfiable", func() bool {
+		return condition(getSub(t, dep, "backup").Status.Conditions, omv1.ConditionResolved).Reason == "Unsatisfiable"
+	}, describeSub(t, dep, "backup"))
+	c := condition(getSub(t, dep, "backup").Status.Conditions, omv1.ConditionResolved)
+	for _, want := range []string{"installed cache-operator.v1.0.0 (its installation is changing to it from cache-operator.v1.1.0) is out of range", "Subscription " + shared + "/cache"} {
+		if !strings.Contains(c.Message, want) {
+			t.Errorf("Resolved message lacks %q: %s", want, c.Message)
+		}
+	}
+	// recommend, which runs the same resolution from the command line, agrees.
+	out, err := cli("recommend", sampleDir, "backup-operator", "-n", dep)
+	if strings.Contains(out, "Dependency met:") || !strings.Contains(out, "changing to it from cache-operator.v1.1.0") {
+		t.Errorf("recommend in %s: %v\n%s", dep, err, out)
+	}
+	t.Logf("recommend: %s", out)
+	if bp := (&omv1.Blueprint{}); k8s.Get(ctx(), client.ObjectKey{Namespace: dep, Name: "backup"}, bp) == nil {
+		t.Errorf("backup has a Blueprint (%s) while its dependency is leaving its range", bp.Spec.ClusterServiceVersionName)
+	}
+
+	// The downgrade withdrawn, what runs stays and meets it: backup installs against it.
+	setVersion("1.1.0")
+	waitRunning(t, dep, "backup", "backup-operator.v0.2.0")
+	bp := getBlueprint(t, dep, "backup")
+	if len(bp.Spec.Dependencies) != 1 || bp.Spec.Dependencies[0].CSVName != "cache-operator.v1.1.0" {
+		t.Errorf("backup's dependencies = %+v, want the running cache-operator.v1.1.0", bp.Spec.Dependencies)
+	}
+	if got := getBlueprint(t, shared, "cache"); got.Status.CurrentCSV != "cache-operator.v1.1.0" || got.Status.Phase != omv1.BlueprintSucceeded {
+		t.Errorf("cache: running %s, phase %s; want cache-operator.v1.1.0 Succeeded", got.Status.CurrentCSV, got.Status.Phase)
+	}
+}

@@ -93,17 +93,16 @@ func (r *Reconciler) installedIn(ctx context.Context, sub *omv1.Subscription, ne
 	return out, nil
 }
 
-// runs is what Subscription s runs, or is about to: its Blueprint's, or (not written yet)
+// runs is what Subscription s runs, or is about to: its Blueprint's target while a change
+// is under way or waits (changing), what runs otherwise, or (no Blueprint written yet)
 // what its intent resolves to, so two Subscriptions made together do not both plan it;
 // with the bundle when its catalog has it. ok is false when neither is known.
 func (r *Reconciler) runs(ctx context.Context, s *omv1.Subscription) (in resolve.Installed, b *catalog.Bundle, ok bool) {
-	var csv, version, catName, pkg string
+	var csv, version, catName, pkg, from string
 	bp := &omv1.Blueprint{}
 	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(s), bp); err == nil {
-		csv, version, catName, pkg = bp.Status.CurrentCSV, bp.Status.CurrentVersion, bp.Spec.Catalog, bp.Spec.Package
-		if csv == "" {
-			csv, version = bp.Spec.ClusterServiceVersionName, bp.Spec.Version
-		}
+		csv, version, from = bp.Heading()
+		catName, pkg = bp.Spec.Catalog, bp.Spec.Package
 	} else if res, err := r.resolve(s); err == nil {
 		csv, version, catName, pkg = res.bundle.CSVName, res.bundle.Version.String(), res.catalog.String(), res.bundle.Package
 	} else {
@@ -113,7 +112,7 @@ func (r *Reconciler) runs(ctx context.Context, s *omv1.Subscription) (in resolve
 	if err != nil {
 		return in, nil, false
 	}
-	in = resolve.Installed{Package: pkg, Version: v, CSVName: csv, Catalog: catName,
+	in = resolve.Installed{Package: pkg, Version: v, CSVName: csv, Catalog: catName, ChangingFrom: from,
 		Pinned: s.Spec.StartingCSV != "" || !resolve.Following(intentOf(s))}
 	if cat := r.Catalogs.Get(omv1.CatalogKey(catName, s.Namespace)); cat != nil {
 		if b = cat.BundleByCSV(csv); b != nil {
@@ -162,6 +161,9 @@ func (r *Reconciler) ensureDependencies(ctx context.Context, sub *omv1.Subscript
 	}
 	for _, s := range plan.Satisfied {
 		reason := fmt.Sprintf("%s (required by %s) is met by the installed %s", s.Requirement, s.RequiredBy, s.CSVName)
+		if s.ChangingFrom != "" {
+			reason += " (its installation is changing to it from " + s.ChangingFrom + ")"
+		}
 		if s.ServedFrom != "" {
 			reason += ", which Subscription " + s.ServedFrom + " runs for this namespace"
 		}
