@@ -256,6 +256,18 @@ spec: {startingCSV: cache-operator.1.1.0, catalog: samples}
 	if n := len(getBlueprint(t, ns, "cache").Status.History); n != revisions {
 		t.Errorf("a config change opened revisions: %d, want %d", n, revisions)
 	}
+	// Its gate is no fault: the running version is not yet judged, not unhealthy (it was
+	// reported as unhealthy, a Warning, for the length of every configuration change).
+	time.Sleep(2 * time.Second) // events are sent in the background
+	events := &corev1.EventList{}
+	if err := k8s.List(ctx(), events, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events.Items {
+		if e.Type == corev1.EventTypeWarning {
+			t.Errorf("a Warning for a configuration change that passed its gate: %s %s %s: %s", e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Reason, e.Message)
+		}
+	}
 }
 
 // TestDriftRepaired: a deleted Deployment and a hand-edited ClusterRole of a Succeeded

@@ -292,41 +292,35 @@ func (r *Reconciler) refreshCurrent(ctx context.Context, s *scope) error {
 func (r *Reconciler) liveHealth(ctx context.Context, s *scope) error {
 	bp := s.bp
 	csv := &omv1alpha1.ClusterServiceVersion{}
-	status, reason, msg := metav1.ConditionFalse, "CSVMissing", bp.Status.CurrentCSV+" does not exist"
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: bp.Namespace, Name: bp.Status.CurrentCSV}, csv); err == nil {
-		switch csv.Status.Phase {
-		case omv1alpha1.CSVSucceeded:
-			status, reason, msg = metav1.ConditionTrue, omv1.ReasonSucceeded, bp.Status.CurrentCSV+" is healthy: "+csv.Status.Message
-		case omv1alpha1.CSVFailed:
-			reason, msg = csv.Status.Reason, fmt.Sprintf("%s is unhealthy: %s", csv.Name, csv.Status.Message)
-		default:
-			reason, msg = "Reconciling", fmt.Sprintf("%s is %s: %s", csv.Name, csv.Status.Phase.OrNew(), csv.Status.Message)
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: bp.Namespace, Name: bp.Status.CurrentCSV}, csv); err != nil {
+		if client.IgnoreNotFound(err) != nil {
+			return err
 		}
-	} else if client.IgnoreNotFound(err) != nil {
-		return err
+		csv = nil
 	}
-	before := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionHealthy)
-	if before != nil && before.Status != status && before.Reason != "" {
-		to := "unhealthy"
-		if status == metav1.ConditionTrue {
-			to = "healthy"
-			r.event(bp, false, "Recovered", "%s", msg)
-		} else {
-			r.event(bp, true, reason, "%s", msg)
-		}
-		metrics.HealthChanges.WithLabelValues(bp.Spec.Package, to).Inc()
+	status, reason, msg := liveVerdict(bp.Status.CurrentCSV, csv)
+	switch healthChange(meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionHealthy), status) {
+	case "healthy":
+		r.event(bp, false, "Recovered", "%s", msg)
+		metrics.HealthChanges.WithLabelValues(bp.Spec.Package, "healthy").Inc()
+	case "unhealthy":
+		r.event(bp, true, reason, "%s", msg)
+		metrics.HealthChanges.WithLabelValues(bp.Spec.Package, "unhealthy").Inc()
 	}
 	setCondition(bp, omv1.ConditionHealthy, status, reason, msg)
-	value := 0.0
-	if status == metav1.ConditionTrue {
-		value = 1
-	}
-	metrics.Healthy.WithLabelValues(bp.Namespace, bp.Name, bp.Spec.Package).Set(value)
-	if bp.Status.Phase == omv1.BlueprintSucceeded {
+	if status != metav1.ConditionUnknown {
+		value := 0.0
 		if status == metav1.ConditionTrue {
+			value = 1
+		}
+		metrics.Healthy.WithLabelValues(bp.Namespace, bp.Name, bp.Spec.Package).Set(value)
+	}
+	if bp.Status.Phase == omv1.BlueprintSucceeded {
+		switch status {
+		case metav1.ConditionTrue:
 			setReady(bp, status, omv1.ReasonSucceeded, bp.Status.CurrentCSV+" is installed and healthy")
-		} else {
-			setReady(bp, status, reason, msg)
+		default:
+			setReady(bp, metav1.ConditionFalse, reason, msg)
 		}
 	}
 	if status != metav1.ConditionTrue {
@@ -334,6 +328,43 @@ func (r *Reconciler) liveHealth(ctx context.Context, s *scope) error {
 		s.result = ctrl.Result{RequeueAfter: 30 * time.Second}
 	}
 	return nil
+}
+
+// ReasonHealthGateRunning: the running version passes its health gate again, after a
+// change of its configuration (spec.config, targetNamespaces, serviceAccountName).
+const ReasonHealthGateRunning = "HealthGateRunning"
+
+// liveVerdict is the Healthy condition of an installation running current, whose CSV is
+// csv (nil when it does not exist): True when the CSV is Succeeded, False when it failed
+// or is gone, and Unknown while it passes its health gate again after a configuration
+// change: not yet judged, which is no fault (before, it read as unhealthy, with a Warning).
+func liveVerdict(current string, csv *omv1alpha1.ClusterServiceVersion) (metav1.ConditionStatus, string, string) {
+	switch {
+	case csv == nil:
+		return metav1.ConditionFalse, "CSVMissing", current + " does not exist"
+	case csv.Status.Phase == omv1alpha1.CSVSucceeded:
+		return metav1.ConditionTrue, omv1.ReasonSucceeded, current + " is healthy: " + csv.Status.Message
+	case csv.Status.Phase == omv1alpha1.CSVFailed:
+		return metav1.ConditionFalse, csv.Status.Reason, fmt.Sprintf("%s is unhealthy: %s", csv.Name, csv.Status.Message)
+	}
+	return metav1.ConditionUnknown, ReasonHealthGateRunning, fmt.Sprintf("%s passes its health gate again after a change of its configuration: %s", csv.Name, csv.Status.Message)
+}
+
+// healthChange names the change of live health that before (the Healthy condition as it
+// was, nil at first) to status is: "unhealthy" into False, "healthy" from False into True,
+// "" otherwise. A gate run again (Unknown) is no change; the verdict that ends it is one
+// when it is False, and not when it confirms the health the installation had.
+func healthChange(before *metav1.Condition, status metav1.ConditionStatus) string {
+	if before == nil || before.Reason == "" || before.Status == status {
+		return ""
+	}
+	switch {
+	case status == metav1.ConditionFalse:
+		return "unhealthy"
+	case status == metav1.ConditionTrue && before.Status == metav1.ConditionFalse:
+		return "healthy"
+	}
+	return ""
 }
 
 // removeFailedInstall removes what a failed first install left, when it failed because

@@ -64,6 +64,8 @@ func readiness(st *omv1.SubscriptionStatus) (ready bool, state, reason string) {
 	case opstatusOf(omv1.BlueprintSucceeded):
 		if h := meta.FindStatusCondition(st.Conditions, omv1.ConditionHealthy); h != nil && h.Status == metav1.ConditionFalse {
 			return false, StateUnhealthy, reason
+		} else if h != nil && h.Status == metav1.ConditionUnknown {
+			return false, StateProgressing, reason // a configuration change in its health gate
 		}
 		// Installed and healthy, not what it resolves to: an upgrade waits (Manual).
 		return false, StateWaiting, reason

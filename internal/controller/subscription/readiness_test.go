@@ -53,6 +53,8 @@ func TestReadiness(t *testing.T) {
 			conds: []metav1.Condition{cond(omv1.ConditionReady, false, "RequiredByOthers")}},
 		{name: "unhealthy after its gate", opstatus: "succeeded", state: StateUnhealthy, reason: "ComponentUnhealthy",
 			conds: []metav1.Condition{cond(omv1.ConditionHealthy, false, "ComponentUnhealthy"), cond(omv1.ConditionReady, false, "ComponentUnhealthy")}},
+		{name: "a configuration change in its health gate", opstatus: "succeeded", state: StateProgressing, reason: "HealthGateRunning",
+			conds: []metav1.Condition{{Type: omv1.ConditionHealthy, Status: metav1.ConditionUnknown, Reason: "HealthGateRunning"}, cond(omv1.ConditionReady, false, "HealthGateRunning")}},
 		{name: "running, a newer version waits", opstatus: "succeeded", state: StateWaiting, reason: "UpgradePending",
 			conds: []metav1.Condition{cond(omv1.ConditionHealthy, true, "Healthy"), cond(omv1.ConditionReady, false, "UpgradePending")}},
 		{name: "blocked by the CRD preflight while the old version runs", opstatus: "blocked", state: StateFailed, reason: "CRDPreflightFailed",

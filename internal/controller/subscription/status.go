@@ -102,7 +102,9 @@ func (r *Reconciler) mirror(sub *omv1.Subscription, bp *omv1.Blueprint) {
 	// Healthy is the Blueprint's live judgement of the version that runs.
 	healthy := func(fallbackReason, fallbackMsg string) {
 		if h := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionHealthy); h != nil {
-			setCondition(sub, omv1.ConditionHealthy, h.Status == metav1.ConditionTrue, h.Reason, h.Message)
+			// Its status as it is: Unknown while a configuration change re-runs the gate.
+			meta.SetStatusCondition(&sub.Status.Conditions, metav1.Condition{Type: omv1.ConditionHealthy, Status: h.Status,
+				Reason: h.Reason, Message: h.Message, ObservedGeneration: sub.Generation})
 			return
 		}
 		setCondition(sub, omv1.ConditionHealthy, false, fallbackReason, fallbackMsg)

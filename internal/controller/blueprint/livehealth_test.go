@@ -1,0 +1,68 @@
+package blueprint
+
+import (
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
+)
+
+// TestLiveVerdict: the running version is healthy while its CSV is Succeeded, unhealthy
+// when it failed or is gone, and not yet judged (Unknown, no fault) while a configuration
+// change runs its health gate again.
+func TestLiveVerdict(t *testing.T) {
+	csv := func(phase omv1alpha1.CSVPhase, reason, msg string) *omv1alpha1.ClusterServiceVersion {
+		c := &omv1alpha1.ClusterServiceVersion{}
+		c.Name, c.Status.Phase, c.Status.Reason, c.Status.Message = "x.v1", phase, reason, msg
+		return c
+	}
+	for _, tc := range []struct {
+		name         string
+		csv          *omv1alpha1.ClusterServiceVersion
+		status       metav1.ConditionStatus
+		reason, says string
+	}{
+		{"succeeded", csv(omv1alpha1.CSVSucceeded, "InstallSucceeded", "1 deployment available"), metav1.ConditionTrue, "Succeeded", "x.v1 is healthy: 1 deployment available"},
+		{"degraded after its gate", csv(omv1alpha1.CSVFailed, "ComponentUnhealthy", "deployment x not available"), metav1.ConditionFalse, "ComponentUnhealthy", "x.v1 is unhealthy: deployment x not available"},
+		{"a configuration change failed its gate", csv(omv1alpha1.CSVFailed, "HealthTimeout", "pod x not scheduled"), metav1.ConditionFalse, "HealthTimeout", "pod x not scheduled"},
+		{"a configuration change in its gate", csv(omv1alpha1.CSVInstalling, "InstallWaiting", "waiting for the deployment controller"), metav1.ConditionUnknown, ReasonHealthGateRunning, "passes its health gate again after a change of its configuration: waiting for the deployment controller"},
+		{"its CSV gone", nil, metav1.ConditionFalse, "CSVMissing", "x.v1 does not exist"},
+	} {
+		status, reason, msg := liveVerdict("x.v1", tc.csv)
+		if status != tc.status || reason != tc.reason || !strings.Contains(msg, tc.says) {
+			t.Errorf("%s: %s %s %q; want %s %s saying %q", tc.name, status, reason, msg, tc.status, tc.reason, tc.says)
+		}
+	}
+}
+
+// TestHealthChange: an event and a count mark each change of live health into unhealthy,
+// and back into healthy from unhealthy; a configuration change's gate (Unknown) is none,
+// nor is the verdict that ends it by confirming the health the installation had.
+func TestHealthChange(t *testing.T) {
+	cond := func(s metav1.ConditionStatus, reason string) *metav1.Condition {
+		return &metav1.Condition{Status: s, Reason: reason}
+	}
+	T, F, U := metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown
+	for _, tc := range []struct {
+		name   string
+		before *metav1.Condition
+		now    metav1.ConditionStatus
+		want   string
+	}{
+		{"first judgement", nil, T, ""},
+		{"stays healthy", cond(T, "Succeeded"), T, ""},
+		{"degrades", cond(T, "Succeeded"), F, "unhealthy"},
+		{"recovers", cond(F, "ComponentUnhealthy"), T, "healthy"},
+		{"a configuration change starts its gate", cond(T, "Succeeded"), U, ""},
+		{"its gate passes", cond(U, ReasonHealthGateRunning), T, ""},
+		{"its gate fails", cond(U, ReasonHealthGateRunning), F, "unhealthy"},
+		{"an unhealthy one's configuration is changed", cond(F, "ComponentUnhealthy"), U, ""},
+		{"a condition without a reason (written before)", cond(T, ""), F, ""},
+	} {
+		if got := healthChange(tc.before, tc.now); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
