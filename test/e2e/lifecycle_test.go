@@ -411,3 +411,43 @@ spec: {startingCSV: cache-operator.1.2.0, catalog: samples, health: {timeout: 10
 	}
 	waitRunning(t, ns, "cache", "cache-operator.v1.2.0")
 }
+
+// TestPauseDuringAFailingUpgrade: a pause that comes while an upgrade is in its health
+// gate holds what the Subscription asks next, not the installation's own recovery: the
+// failed upgrade is rolled back, its objects applied, and the old version serves again.
+// Before, the rollback's objects were not applied while paused, so its gate judged the
+// failed version's pods and the rollback failed too, leaving the broken template.
+func TestPauseDuringAFailingUpgrade(t *testing.T) {
+	ns := "pause-upgrade"
+	newNamespace(t, ns)
+	applyYAML(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache}
+spec: {startingCSV: cache-operator.1.2.0, catalog: samples, health: {timeout: 15s}}
+`)
+	waitRunning(t, ns, "cache", "cache-operator.v1.2.0")
+	setStartingCSV(t, ns, "cache", "cache-operator.1.3.0")
+	eventually(t, time.Minute, "the upgrade in its gate", func() bool {
+		bp := getBlueprint(t, ns, "cache")
+		return bp.Status.Phase == omv1.BlueprintUpgrading && strings.Contains(historyOf(bp), "2:cache-operator.v1.3.0:Upgrade:")
+	}, describeSub(t, ns, "cache"))
+	if out, err := cli("pause", "cache", "-n", ns); err != nil {
+		t.Fatalf("pause: %v\n%s", err, out)
+	}
+	eventually(t, 2*time.Minute, "rolled back", func() bool {
+		return getBlueprint(t, ns, "cache").Status.Phase == omv1.BlueprintRolledBack
+	}, describeSub(t, ns, "cache"))
+	bp := getBlueprint(t, ns, "cache")
+	if h := historyOf(bp); !strings.HasSuffix(h, "2:cache-operator.v1.3.0:Upgrade:Failed 3:cache-operator.v1.2.0:Rollback:Succeeded") {
+		t.Errorf("history %s: want the failed upgrade rolled back", h)
+	}
+	waitDeploymentAvailable(t, ns, "cache-operator")
+	if img := containerImage(t, ns, "cache-operator"); !strings.HasSuffix(img, ":1.2.0") {
+		t.Errorf("the Deployment runs %s after the rollback, want 1.2.0's image", img)
+	}
+	// Still paused: nothing more is tried, and resume leaves it where it is.
+	if sub := getSub(t, ns, "cache"); !sub.Spec.Paused || condition(sub.Status.Conditions, omv1.ConditionResolved).Reason != omv1.ReasonPaused {
+		t.Errorf("paused %v, Resolved %+v: want still paused", sub.Spec.Paused, condition(sub.Status.Conditions, omv1.ConditionResolved))
+	}
+}

@@ -47,8 +47,12 @@ const ConditionInstalled = "Installed"
 func (r *Reconciler) apply(ctx context.Context, s *scope) (bool, error) {
 	st := &s.csv.Status
 	changed := s.hash != st.RenderHash || s.newRevision
-	if s.sub != nil && s.sub.Spec.Paused && st.RenderHash != "" {
-		return false, nil // paused: neither a new config nor drift repair reaches the cluster
+	if s.sub != nil && s.sub.Spec.Paused && st.RenderHash != "" && !s.newRevision {
+		// Paused: neither a new config nor drift repair reaches the cluster. A revision the
+		// Blueprint starts (an automatic rollback or retry of a change under way when the
+		// pause came) applies all the same: its gate judges what it applies, and skipped,
+		// it judged the failed version's pods and failed the rollback.
+		return false, nil
 	}
 	drift := ""
 	if !changed {
