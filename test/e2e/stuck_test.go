@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -362,4 +363,55 @@ spec: {startingCSV: cache-operator.1.1.0, catalog: samples}
 		t.Errorf("resume --wait returned before the Deployment was put back: %v\n%s", err, out)
 	}
 	waitReady(t, ns, "cache", time.Minute)
+}
+
+// TestDeletedCSVIsCreatedAgain: a CSV deleted by hand while its Subscription still asks
+// for it (its finalizer removes the operator's objects) is created again from the revision
+// that installed it, and its objects with it, with an event saying so and the history
+// unchanged. Before, the installation stayed without an operator, reporting CSVMissing,
+// until a person changed its Subscription. Uninstalling stays the Subscription's.
+func TestDeletedCSVIsCreatedAgain(t *testing.T) {
+	ns := "csv-deleted"
+	newNamespace(t, ns)
+	applyYAML(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache}
+spec: {startingCSV: cache-operator.1.1.0, catalog: samples}
+`)
+	waitReady(t, ns, "cache", 2*time.Minute)
+	history := historyOf(getBlueprint(t, ns, "cache"))
+	key := client.ObjectKey{Namespace: ns, Name: "cache-operator.v1.1.0"}
+	csv := &omv1alpha1.ClusterServiceVersion{}
+	if err := k8s.Get(ctx(), key, csv); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Delete(ctx(), csv); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*time.Minute, "the CSV created again and Succeeded", func() bool {
+		again := &omv1alpha1.ClusterServiceVersion{}
+		return k8s.Get(ctx(), key, again) == nil && again.UID != csv.UID && again.Status.Phase == omv1alpha1.CSVSucceeded
+	}, describeSub(t, ns, "cache"))
+	waitDeploymentAvailable(t, ns, "cache-operator")
+	waitReady(t, ns, "cache", time.Minute)
+	if h := historyOf(getBlueprint(t, ns, "cache")); h != history {
+		t.Errorf("history %s, want it unchanged: %s", h, history)
+	}
+	events := &corev1.EventList{}
+	if err := k8s.List(ctx(), events, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	if !hasEvent(events, "CSVRecreated") {
+		t.Errorf("no CSVRecreated event")
+	}
+
+	// Uninstalling is the Subscription's: the CSV goes, and is not created again.
+	if out, err := cli("uninstall", "cache", "-n", ns, "--wait"); err != nil {
+		t.Fatalf("uninstall: %v\n%s", err, out)
+	}
+	time.Sleep(5 * time.Second)
+	if err := k8s.Get(ctx(), key, &omv1alpha1.ClusterServiceVersion{}); !apierrors.IsNotFound(err) {
+		t.Errorf("after the uninstall the CSV is there (%v), want it gone", err)
+	}
 }

@@ -6,6 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
 )
 
@@ -27,7 +28,7 @@ func TestLiveVerdict(t *testing.T) {
 		{"succeeded", csv(omv1alpha1.CSVSucceeded, "InstallSucceeded", "1 deployment available"), metav1.ConditionTrue, "Succeeded", "x.v1 is healthy: 1 deployment available"},
 		{"degraded after its gate", csv(omv1alpha1.CSVFailed, "ComponentUnhealthy", "deployment x not available"), metav1.ConditionFalse, "ComponentUnhealthy", "x.v1 is unhealthy: deployment x not available"},
 		{"a configuration change failed its gate", csv(omv1alpha1.CSVFailed, "HealthTimeout", "pod x not scheduled"), metav1.ConditionFalse, "HealthTimeout", "pod x not scheduled"},
-		{"a configuration change in its gate", csv(omv1alpha1.CSVInstalling, "InstallWaiting", "waiting for the deployment controller"), metav1.ConditionUnknown, ReasonHealthGateRunning, "passes its health gate again after a change of its configuration: waiting for the deployment controller"},
+		{"a configuration change in its gate", csv(omv1alpha1.CSVInstalling, "InstallWaiting", "waiting for the deployment controller"), metav1.ConditionUnknown, ReasonHealthGateRunning, "is in its health gate again (its configuration changed, or it was created again): waiting for the deployment controller"},
 		{"its CSV gone", nil, metav1.ConditionFalse, "CSVMissing", "x.v1 does not exist"},
 	} {
 		status, reason, msg := liveVerdict("x.v1", tc.csv)
@@ -63,6 +64,38 @@ func TestHealthChange(t *testing.T) {
 	} {
 		if got := healthChange(tc.before, tc.now); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestRunningRevision: a deleted CSV is created again from the revision that made its
+// version the one that runs: the newest that succeeded with it (after a rollback, the
+// rollback's), never a failed attempt of it.
+func TestRunningRevision(t *testing.T) {
+	rev := func(n int64, csv string, trigger omv1.Trigger, outcome omv1.RevisionOutcome) omv1.Revision {
+		return omv1.Revision{Revision: n, CSVName: csv, Trigger: trigger, Outcome: outcome}
+	}
+	for _, tc := range []struct {
+		name    string
+		current string
+		history []omv1.Revision
+		want    int64
+	}{
+		{"installed", "x.v1", []omv1.Revision{rev(1, "x.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded)}, 1},
+		{"upgraded", "x.v2", []omv1.Revision{rev(1, "x.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded), rev(2, "x.v2", omv1.TriggerUpgrade, omv1.OutcomeSucceeded)}, 2},
+		{"rolled back", "x.v1", []omv1.Revision{rev(1, "x.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded), rev(2, "x.v2", omv1.TriggerUpgrade, omv1.OutcomeFailed),
+			rev(3, "x.v1", omv1.TriggerRollback, omv1.OutcomeSucceeded)}, 3},
+		{"a failed retry of what runs is not it", "x.v1", []omv1.Revision{rev(1, "x.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded), rev(2, "x.v1", omv1.TriggerRetry, omv1.OutcomeFailed)}, 1},
+		{"pruned from the history", "x.v1", []omv1.Revision{rev(5, "x.v2", omv1.TriggerUpgrade, omv1.OutcomeFailed)}, 0},
+	} {
+		bp := &omv1.Blueprint{}
+		bp.Status.CurrentCSV, bp.Status.History = tc.current, tc.history
+		got := int64(0)
+		if r := runningRevision(bp); r != nil {
+			got = r.Revision
+		}
+		if got != tc.want {
+			t.Errorf("%s: revision %d, want %d", tc.name, got, tc.want)
 		}
 	}
 }

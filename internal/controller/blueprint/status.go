@@ -299,6 +299,18 @@ func (r *Reconciler) liveHealth(ctx context.Context, s *scope) error {
 		csv = nil
 	}
 	status, reason, msg := liveVerdict(bp.Status.CurrentCSV, csv)
+	if csv == nil {
+		recreated, why, err := r.recreateCurrent(ctx, s)
+		switch {
+		case err != nil:
+			return err
+		case recreated:
+			// Its objects are being applied again: not yet judged.
+			status, reason, msg = metav1.ConditionUnknown, ReasonCSVRecreated, bp.Status.CurrentCSV+" was deleted and is being created again"
+		case why != "":
+			msg += ", and cannot be created again: " + why
+		}
+	}
 	switch healthChange(meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionHealthy), status) {
 	case "healthy":
 		r.event(bp, false, "Recovered", "%s", msg)
@@ -331,7 +343,8 @@ func (r *Reconciler) liveHealth(ctx context.Context, s *scope) error {
 }
 
 // ReasonHealthGateRunning: the running version passes its health gate again, after a
-// change of its configuration (spec.config, targetNamespaces, serviceAccountName).
+// change of its configuration (spec.config, targetNamespaces, serviceAccountName) or
+// after its CSV, deleted, was created again.
 const ReasonHealthGateRunning = "HealthGateRunning"
 
 // liveVerdict is the Healthy condition of an installation running current, whose CSV is
@@ -347,7 +360,7 @@ func liveVerdict(current string, csv *omv1alpha1.ClusterServiceVersion) (metav1.
 	case csv.Status.Phase == omv1alpha1.CSVFailed:
 		return metav1.ConditionFalse, csv.Status.Reason, fmt.Sprintf("%s is unhealthy: %s", csv.Name, csv.Status.Message)
 	}
-	return metav1.ConditionUnknown, ReasonHealthGateRunning, fmt.Sprintf("%s passes its health gate again after a change of its configuration: %s", csv.Name, csv.Status.Message)
+	return metav1.ConditionUnknown, ReasonHealthGateRunning, fmt.Sprintf("%s is in its health gate again (its configuration changed, or it was created again): %s", csv.Name, csv.Status.Message)
 }
 
 // healthChange names the change of live health that before (the Healthy condition as it
