@@ -28,6 +28,20 @@ func runningRevision(bp *omv1.Blueprint) *omv1.Revision {
 	return nil
 }
 
+// recreatedKey names the CSV recreateCurrent creates in the record of what this process
+// wrote and its cache may not have seen yet.
+func recreatedKey(bp *omv1.Blueprint, rev *omv1.Revision) string {
+	return fmt.Sprintf("%s/%s/%d/recreated", bp.UID, rev.CSVName, rev.Revision)
+}
+
+// seen drops that record once the cache holds the CSV (at rv), so that a second deletion
+// within the record's minute is created again at once, not taken for the cache lagging.
+func (r *Reconciler) seen(bp *omv1.Blueprint, rv string, now time.Time) {
+	if rev := runningRevision(bp); rev != nil {
+		r.children.Is(recreatedKey(bp, rev), rv, now)
+	}
+}
+
 // recreateCurrent creates again the CSV of the version that runs, found deleted while the
 // Blueprint is settled: a CSV is the manager's own object, as its Deployments are, and
 // the Subscription still asks for it (OLM v0 left such a Subscription without an operator
@@ -42,7 +56,7 @@ func (r *Reconciler) recreateCurrent(ctx context.Context, s *scope) (bool, strin
 	if rev == nil || s.sub == nil || !s.sub.DeletionTimestamp.IsZero() || s.sub.Spec.Option == omv1.OptionDelete {
 		return false, "", nil
 	}
-	child := fmt.Sprintf("%s/%s/%d/recreated", bp.UID, rev.CSVName, rev.Revision)
+	child := recreatedKey(bp, rev)
 	if r.children.Is(child, statuswrite.Absent, s.now) {
 		return true, "", nil // created a moment ago; the cache has not seen it yet
 	}

@@ -299,7 +299,9 @@ func (r *Reconciler) liveHealth(ctx context.Context, s *scope) error {
 		csv = nil
 	}
 	status, reason, msg := liveVerdict(bp.Status.CurrentCSV, csv)
-	if csv == nil {
+	if csv != nil {
+		r.seen(bp, csv.ResourceVersion, s.now)
+	} else {
 		recreated, why, err := r.recreateCurrent(ctx, s)
 		switch {
 		case err != nil:
