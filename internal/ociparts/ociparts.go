@@ -169,9 +169,7 @@ func (p *Parts) Files(dir string) (map[string][]byte, error) {
 				removeUnder(fs, parent)
 				continue
 			case strings.HasPrefix(base, ".wh."):
-				// A whiteout naming nothing (".wh." alone) removes nothing; it is not one
-				// of its directory.
-				if target := strings.TrimPrefix(base, ".wh."); target != "" {
+				if target, ok := WhiteoutTarget(base); ok {
 					target = path.Join(parent, target)
 					delete(fs, target)
 					removeUnder(fs, target)
@@ -217,6 +215,18 @@ func (p *Parts) Files(dir string) (map[string][]byte, error) {
 		}
 	}
 	return out, nil
+}
+
+// WhiteoutTarget is the name a whiteout entry (base, ".wh.NAME") deletes beside it, and
+// whether it names one: NAME must be a file name. ".wh." alone, ".wh.." and ".wh..." name
+// nothing (the directory itself, or its parent, which a whiteout of it would reach
+// outside its own directory), and are ignored.
+func WhiteoutTarget(base string) (string, bool) {
+	name, ok := strings.CutPrefix(base, ".wh.")
+	if !ok || name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
+		return "", false
+	}
+	return name, true
 }
 
 // dropFileParents deletes the files at the parents of name: they are directories now.

@@ -227,3 +227,61 @@ func TestOverlayReplaces(t *testing.T) {
 		})
 	}
 }
+
+// TestWhiteoutsNamingNoFile: ".wh." alone, ".wh.." and ".wh..." name no file, so they
+// delete nothing. Read as whiteouts of "", "." and "..", they deleted the whiteout's own
+// directory and, at the top of a catalog image read whole, the extraction's directory
+// itself or the one holding it (FuzzExtract found it: "f .wh..", the output directory
+// gone). Both unpackings must keep every file, and nothing beside the directory may go.
+func TestWhiteoutsNamingNoFile(t *testing.T) {
+	for _, dir := range []string{"", "configs"} {
+		for _, wh := range []string{".wh.", ".wh..", ".wh..."} {
+			for _, at := range []string{"", "configs/", "configs/a/"} {
+				script := "f configs/a/b=1\nf configs/c=2\n---\nf " + at + wh + "="
+				t.Run(dir+"|"+at+wh, func(t *testing.T) {
+					root := t.TempDir()
+					out, sentinel := filepath.Join(root, "out"), filepath.Join(root, "sentinel")
+					for _, d := range []string{out, sentinel} {
+						if err := os.Mkdir(d, 0o755); err != nil {
+							t.Fatal(err)
+						}
+					}
+					x := &extractor{tmp: out, dir: dir}
+					for _, l := range layersOf(script) {
+						if err := x.untar(tar.NewReader(bytes.NewReader(l))); err != nil {
+							t.Fatalf("streamed: %v", err)
+						}
+					}
+					if _, err := x.finish(); err != nil {
+						t.Fatal(err)
+					}
+					for _, p := range []string{out, sentinel} {
+						if _, err := os.Stat(p); err != nil {
+							t.Fatalf("%s is gone: %v", p, err)
+						}
+					}
+					want := []string{"configs/a/b", "configs/c"}
+					if dir == "configs" {
+						want = []string{"a/b", "c"}
+					}
+					var disk []string
+					_ = filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+						if err == nil && d.Type().IsRegular() {
+							rel, _ := filepath.Rel(out, p)
+							disk = append(disk, filepath.ToSlash(rel))
+						}
+						return err
+					})
+					sort.Strings(disk)
+					files, err := (&ociparts.Parts{Layers: layersOf(script)}).Files(dir)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if mem := keys(files); strings.Join(disk, ",") != strings.Join(want, ",") || strings.Join(mem, ",") != strings.Join(want, ",") {
+						t.Errorf("streamed to disk %q, in memory %q; want %q", disk, mem, want)
+					}
+				})
+			}
+		}
+	}
+}

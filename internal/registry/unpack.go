@@ -237,7 +237,7 @@ func (x *extractor) untar(tr *tar.Reader) error {
 			}
 			continue
 		case strings.HasPrefix(base, ".wh."):
-			if target := strings.TrimPrefix(base, ".wh."); target != "" {
+			if target, ok := ociparts.WhiteoutTarget(base); ok {
 				if err := x.remove(path.Join(parent, target)); err != nil {
 					return err
 				}
@@ -371,6 +371,11 @@ func (x *extractor) remove(name string) error {
 	rel, ok := x.rel(name)
 	switch {
 	case ok && rel != "":
+		if !filepath.IsLocal(filepath.FromSlash(rel)) {
+			// Never reached (WhiteoutTarget names a file); kept so no path outside x.tmp
+			// is ever removed.
+			return fmt.Errorf("refusing the whiteout of %q: it leaves the catalog directory", name)
+		}
 		return missingOK(os.RemoveAll(filepath.Join(x.tmp, filepath.FromSlash(rel))))
 	case ok, x.holdsDir(name):
 		return clearDir(x.tmp)
