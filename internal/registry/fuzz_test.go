@@ -197,25 +197,7 @@ func TestOverlayReplaces(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			layers := layersOf(tc.script)
-			out := t.TempDir()
-			x := &extractor{tmp: out, dir: "configs"}
-			for _, l := range layers {
-				if err := x.untar(tar.NewReader(bytes.NewReader(l))); err != nil {
-					t.Fatalf("streamed: %v", err)
-				}
-			}
-			if _, err := x.finish(); err != nil {
-				t.Fatal(err)
-			}
-			var disk []string
-			_ = filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
-				if err == nil && d.Type().IsRegular() {
-					rel, _ := filepath.Rel(out, p)
-					disk = append(disk, filepath.ToSlash(rel))
-				}
-				return err
-			})
-			sort.Strings(disk)
+			disk := streamed(t, t.TempDir(), "configs", layers)
 			files, err := (&ociparts.Parts{Layers: layers}).Files("configs")
 			if err != nil {
 				t.Fatalf("in memory: %v", err)
@@ -246,15 +228,7 @@ func TestWhiteoutsNamingNoFile(t *testing.T) {
 							t.Fatal(err)
 						}
 					}
-					x := &extractor{tmp: out, dir: dir}
-					for _, l := range layersOf(script) {
-						if err := x.untar(tar.NewReader(bytes.NewReader(l))); err != nil {
-							t.Fatalf("streamed: %v", err)
-						}
-					}
-					if _, err := x.finish(); err != nil {
-						t.Fatal(err)
-					}
+					disk := streamed(t, out, dir, layersOf(script))
 					for _, p := range []string{out, sentinel} {
 						if _, err := os.Stat(p); err != nil {
 							t.Fatalf("%s is gone: %v", p, err)
@@ -264,15 +238,6 @@ func TestWhiteoutsNamingNoFile(t *testing.T) {
 					if dir == "configs" {
 						want = []string{"a/b", "c"}
 					}
-					var disk []string
-					_ = filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
-						if err == nil && d.Type().IsRegular() {
-							rel, _ := filepath.Rel(out, p)
-							disk = append(disk, filepath.ToSlash(rel))
-						}
-						return err
-					})
-					sort.Strings(disk)
 					files, err := (&ociparts.Parts{Layers: layersOf(script)}).Files(dir)
 					if err != nil {
 						t.Fatal(err)
@@ -284,4 +249,29 @@ func TestWhiteoutsNamingNoFile(t *testing.T) {
 			}
 		}
 	}
+}
+
+// streamed streams layers into out as a catalog image's are (its configs directory dir)
+// and returns the regular files out holds then, sorted, by slash path.
+func streamed(t *testing.T, out, dir string, layers [][]byte) []string {
+	t.Helper()
+	x := &extractor{tmp: out, dir: dir}
+	for _, l := range layers {
+		if err := x.untar(tar.NewReader(bytes.NewReader(l))); err != nil {
+			t.Fatalf("streamed: %v", err)
+		}
+	}
+	if _, err := x.finish(); err != nil {
+		t.Fatal(err)
+	}
+	var disk []string
+	_ = filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			rel, _ := filepath.Rel(out, p)
+			disk = append(disk, filepath.ToSlash(rel))
+		}
+		return err
+	})
+	sort.Strings(disk)
+	return disk
 }
