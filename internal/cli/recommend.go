@@ -86,10 +86,7 @@ before anything is created.`,
 						doc.Installs = append(doc.Installs, s.CSVName+" ("+s.Reason+")")
 					}
 					for _, s := range rec.Plan.Satisfied {
-						met := s.Requirement + " (required by " + s.RequiredBy + "): installed " + s.CSVName
-						if s.ChangingFrom != "" {
-							met += " (its installation is changing to it from " + s.ChangingFrom + ")"
-						}
+						met := s.Requirement + " (required by " + s.RequiredBy + "): installed " + s.CSVName + resolve.ChangingNote(s.ChangingFrom)
 						if s.ServedFrom != "" {
 							met += ", run for this namespace by Subscription " + s.ServedFrom
 						}

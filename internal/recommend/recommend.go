@@ -153,11 +153,11 @@ func readNamespace(ctx context.Context, c client.Client, ns string, cat *catalog
 	fromAt := -1
 	for i := range bps.Items {
 		bp := &bps.Items[i]
-		// The package asked about is upgraded from what runs; the others count as where
-		// they are going, as the manager resolves them.
-		csv, version, from := bp.Heading()
-		if bp.Spec.Package == pkg || from == "" {
-			csv, version, from = bp.Status.CurrentCSV, bp.Status.CurrentVersion, ""
+		// The package asked about is upgraded from what runs; the others that run count
+		// as where they are going, as the manager resolves them.
+		csv, version, from := bp.Status.CurrentCSV, bp.Status.CurrentVersion, ""
+		if bp.Spec.Package != pkg && csv != "" {
+			csv, version, from = bp.Heading()
 		}
 		v, err := semver.ParseTolerant(version)
 		if csv == "" || err != nil {

@@ -66,10 +66,17 @@ type Installed struct {
 
 // label names it in messages: "installed X", and where it is going when it is changing.
 func (in *Installed) label() string {
-	if in.ChangingFrom != "" {
-		return "installed " + in.CSVName + " (its installation is changing to it from " + in.ChangingFrom + ")"
+	return "installed " + in.CSVName + ChangingNote(in.ChangingFrom)
+}
+
+// ChangingNote is the words every message adds after an installed operator's CSV name
+// when its installation is changing to that CSV from another (Installed.ChangingFrom):
+// " (its installation is changing to it from Y)", or "" when from is "".
+func ChangingNote(from string) string {
+	if from == "" {
+		return ""
 	}
-	return "installed " + in.CSVName
+	return " (its installation is changing to it from " + from + ")"
 }
 
 // fixed says why a resolution may not change an installed operator ("" when it may), as

@@ -160,10 +160,7 @@ func (r *Reconciler) ensureDependencies(ctx context.Context, sub *omv1.Subscript
 		}
 	}
 	for _, s := range plan.Satisfied {
-		reason := fmt.Sprintf("%s (required by %s) is met by the installed %s", s.Requirement, s.RequiredBy, s.CSVName)
-		if s.ChangingFrom != "" {
-			reason += " (its installation is changing to it from " + s.ChangingFrom + ")"
-		}
+		reason := fmt.Sprintf("%s (required by %s) is met by the installed %s%s", s.Requirement, s.RequiredBy, s.CSVName, resolve.ChangingNote(s.ChangingFrom))
 		if s.ServedFrom != "" {
 			reason += ", which Subscription " + s.ServedFrom + " runs for this namespace"
 		}

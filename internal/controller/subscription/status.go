@@ -20,6 +20,11 @@ func setCondition(sub *omv1.Subscription, typ string, ok bool, reason, message s
 	if ok {
 		status = metav1.ConditionTrue
 	}
+	setConditionStatus(sub, typ, status, reason, message)
+}
+
+// setConditionStatus is setCondition for a status that may be Unknown.
+func setConditionStatus(sub *omv1.Subscription, typ string, status metav1.ConditionStatus, reason, message string) {
 	meta.SetStatusCondition(&sub.Status.Conditions, metav1.Condition{Type: typ, Status: status, Reason: reason,
 		Message: message, ObservedGeneration: sub.Generation})
 }
@@ -103,8 +108,7 @@ func (r *Reconciler) mirror(sub *omv1.Subscription, bp *omv1.Blueprint) {
 	healthy := func(fallbackReason, fallbackMsg string) {
 		if h := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionHealthy); h != nil {
 			// Its status as it is: Unknown while a configuration change re-runs the gate.
-			meta.SetStatusCondition(&sub.Status.Conditions, metav1.Condition{Type: omv1.ConditionHealthy, Status: h.Status,
-				Reason: h.Reason, Message: h.Message, ObservedGeneration: sub.Generation})
+			setConditionStatus(sub, omv1.ConditionHealthy, h.Status, h.Reason, h.Message)
 			return
 		}
 		setCondition(sub, omv1.ConditionHealthy, false, fallbackReason, fallbackMsg)
