@@ -17,10 +17,12 @@ import (
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	"github.com/operator-manager/operator-manager/config"
 	"github.com/operator-manager/operator-manager/internal/catalog"
 	"github.com/operator-manager/operator-manager/internal/catalog/configmapcatalog"
 	"github.com/operator-manager/operator-manager/internal/catalog/grpcregistry"
@@ -31,7 +33,7 @@ import (
 	"github.com/operator-manager/operator-manager/internal/spelling"
 )
 
-func newCatalogCmd() *cobra.Command {
+func newCatalogCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "catalog",
 		Short: "Read, check and serve catalogs of OperatorHub-format bundles",
@@ -41,10 +43,11 @@ bundles (manifests/ and metadata/), and File-Based Catalogs.
 
 "catalog serve DIR" serves a directory over HTTP for HTTP CatalogSources; list, search,
 show and validate read such a served catalog with --url URL in place of DIR; a catalog
-image with --image REF, a registry server with --address HOST:PORT, and an OLM ConfigMap
-catalog with --configmap FILE.`,
+image with --image REF, a registry server with --address HOST:PORT, an OLM ConfigMap
+catalog with --configmap FILE, and a CatalogSource of the cluster, as the manager reads
+it, with --catalog NAME.`,
 	}
-	cmd.AddCommand(newCatalogListCmd(), newCatalogSearchCmd(), newCatalogShowCmd(), newCatalogValidateCmd(), newCatalogServeCmd(), newCatalogPushCmd(), newCatalogMirrorCmd())
+	cmd.AddCommand(newCatalogListCmd(g), newCatalogSearchCmd(g), newCatalogShowCmd(g), newCatalogValidateCmd(g), newCatalogServeCmd(), newCatalogPushCmd(), newCatalogMirrorCmd())
 	return cmd
 }
 
@@ -60,17 +63,27 @@ func loadCatalog(dir string) (*catalog.Catalog, error) {
 const remoteTimeout = time.Minute
 
 // catalogSource is where an inspecting verb reads its catalog: the DIR argument, the
-// catalog served at --url, or the catalog image --image; either flag takes DIR's place.
+// catalog served at --url, the catalog image --image, the registry server --address, the
+// ConfigMap manifest --configmap, or the cluster's CatalogSource --catalog; each flag
+// takes DIR's place.
 type catalogSource struct {
 	url, image, address, configMap string
-	registry                       registryFlags
-	cmd                            *cobra.Command // for its stdin
+	// cluster is --catalog: a CatalogSource of the cluster (NAME or NAMESPACE/NAME), read
+	// through g's client as the manager reads it (fromCluster). Bound only where g is set.
+	cluster  string
+	g        *globals
+	registry registryFlags
+	cmd      *cobra.Command // for its stdin
 	// inCluster: DIR may be left out, for the catalog the cluster names (fromCluster).
 	inCluster bool
 	// cm is a ConfigMap catalog read from the cluster, in place of --configmap's file.
 	cm *corev1.ConfigMap
 	// dir is a Directory CatalogSource's directory found on this machine, in place of DIR.
 	dir string
+	// resolved: --catalog has been read (resolve).
+	resolved bool
+	// key is the cluster's CatalogSource read (fromCluster), "namespace/name".
+	key string
 }
 
 // fromCluster points s at the catalog of CatalogSource key, as the manager reads it: its
@@ -83,6 +96,7 @@ func (s *catalogSource) fromCluster(ctx context.Context, c client.Client, key cl
 	if err := c.Get(ctx, key, cs); err != nil {
 		return fmt.Errorf("reading CatalogSource %s, the installation's catalog (or give the catalog as DIR, --url, --image, --address or --configmap): %w", key, err)
 	}
+	s.key = key.String()
 	spec := &cs.Spec
 	switch spec.Type() {
 	case omv1.SourceHTTP:
@@ -111,7 +125,47 @@ func (s *catalogSource) fromCluster(ctx context.Context, c client.Client, key cl
 
 // hasSource says whether a flag names the catalog (in place of DIR).
 func (s *catalogSource) hasSource() bool {
-	return s.url != "" || s.image != "" || s.address != "" || s.configMap != ""
+	return s.url != "" || s.image != "" || s.address != "" || s.configMap != "" || s.cluster != ""
+}
+
+// fromClusterRef points s at the CatalogSource --catalog names. A bare NAME is looked
+// for in the namespace, then in the manager's namespace, where the default catalog and
+// the catalogs every namespace may use live (as a Subscription's catalog is found).
+func (s *catalogSource) fromClusterRef(ctx context.Context) error {
+	c, ns, err := s.g.clientAndNamespace()
+	if err != nil {
+		return err
+	}
+	key := omv1.CatalogKey(s.cluster, ns)
+	if !strings.Contains(s.cluster, "/") && ns != config.ManagerNamespace {
+		if err := c.Get(ctx, key, &omv1.CatalogSource{}); apierrors.IsNotFound(err) {
+			global := omv1.CatalogKey(s.cluster, config.ManagerNamespace)
+			if err := c.Get(ctx, global, &omv1.CatalogSource{}); err == nil {
+				key = global
+			} else if apierrors.IsNotFound(err) {
+				return fmt.Errorf("--catalog %s: no CatalogSource %s in namespace %s or in the manager's namespace %s (kubectl get catalogsources -A lists them)", s.cluster, s.cluster, ns, config.ManagerNamespace)
+			}
+		}
+	}
+	return s.fromCluster(ctx, c, key)
+}
+
+// resolve reads the cluster's CatalogSource when --catalog names one, once.
+func (s *catalogSource) resolve(ctx context.Context) error {
+	if s.cluster == "" || s.resolved {
+		return nil
+	}
+	s.resolved = true
+	return s.fromClusterRef(ctx)
+}
+
+// dirArg is the catalog directory and the arguments after it: a Directory CatalogSource
+// found on this machine, else DIR, the first argument.
+func (s *catalogSource) dirArg(args []string) (string, []string) {
+	if s.dir != "" {
+		return s.dir, args
+	}
+	return args[0], args[1:]
 }
 
 // bind adds --url and --image and makes the verb take n arguments with DIR, n-1 with
@@ -123,11 +177,16 @@ func (s *catalogSource) bind(cmd *cobra.Command, n int) {
 	cmd.Flags().StringVar(&s.address, "address", "", "read the catalog of the registry server at `HOST:PORT` (OLM's registry gRPC API, as 'opm serve' serves it) instead of DIR")
 	cmd.Flags().StringVar(&s.configMap, "configmap", "", "read OLM's ConfigMap catalog in `FILE` (a ConfigMap manifest, as 'kubectl get configmap NAME -o yaml' prints it; - for stdin) instead of DIR")
 	s.registry.bind(cmd)
-	cmd.MarkFlagsMutuallyExclusive("url", "image", "address", "configmap")
+	exclusive := []string{"url", "image", "address", "configmap"}
+	if s.g != nil {
+		cmd.Flags().StringVar(&s.cluster, "catalog", "", "read the cluster's CatalogSource `NAME` (or NAMESPACE/NAME; a bare NAME in the namespace, else the manager's) as the manager reads it, instead of DIR")
+		exclusive = append(exclusive, "catalog")
+	}
+	cmd.MarkFlagsMutuallyExclusive(exclusive...)
 	cmd.Args = func(cmd *cobra.Command, args []string) error {
 		if s.hasSource() {
 			if len(args) != n-1 {
-				return fmt.Errorf("accepts %d arg(s) with --url, --image, --address or --configmap, which take the place of DIR, received %d", n-1, len(args))
+				return fmt.Errorf("accepts %d arg(s) with --url, --image, --address, --configmap or --catalog, which take the place of DIR, received %d", n-1, len(args))
 			}
 			return nil
 		}
@@ -244,8 +303,20 @@ func (s *catalogSource) readConfigMapFile() (*corev1.ConfigMap, error) {
 	return &cm, nil
 }
 
-// load returns the catalog, the name to show for it, and the arguments after DIR.
+// load returns the catalog, the name to show for it (a cluster's CatalogSource by its
+// key, as the manager names it), and the arguments after DIR.
 func (s *catalogSource) load(ctx context.Context, args []string) (*catalog.Catalog, string, []string, error) {
+	if err := s.resolve(ctx); err != nil {
+		return nil, "", nil, err
+	}
+	cat, name, rest, err := s.loadFrom(ctx, args)
+	if s.key != "" {
+		name = s.key
+	}
+	return cat, name, rest, err
+}
+
+func (s *catalogSource) loadFrom(ctx context.Context, args []string) (*catalog.Catalog, string, []string, error) {
 	if s.configMap != "" {
 		cat, err := s.loadConfigMap()
 		return cat, s.configMap, args, err
@@ -259,8 +330,9 @@ func (s *catalogSource) load(ctx context.Context, args []string) (*catalog.Catal
 		return cat, s.image, args, err
 	}
 	if s.url == "" {
-		cat, err := loadCatalog(args[0])
-		return cat, args[0], args[1:], err
+		dir, rest := s.dirArg(args)
+		cat, err := loadCatalog(dir)
+		return cat, dir, rest, err
 	}
 	// Only the index is read: no bundle is fetched, so no cache is needed.
 	cat, err := s.client("").Load(ctx)
@@ -270,6 +342,9 @@ func (s *catalogSource) load(ctx context.Context, args []string) (*catalog.Catal
 // loadWithBundles returns the catalog for a verb that reads bundles too: those of a
 // served catalog are fetched into the local cache, as the manager keeps them.
 func (s *catalogSource) loadWithBundles(ctx context.Context, args []string) (*catalog.Catalog, error) {
+	if err := s.resolve(ctx); err != nil {
+		return nil, err
+	}
 	if s.configMap != "" {
 		return s.loadConfigMap()
 	}
@@ -280,7 +355,8 @@ func (s *catalogSource) loadWithBundles(ctx context.Context, args []string) (*ca
 		return s.loadImage(ctx)
 	}
 	if s.url == "" {
-		return loadCatalog(args[0])
+		dir, _ := s.dirArg(args)
+		return loadCatalog(dir)
 	}
 	return s.client(filepath.Join(defaultCacheDir(), catalogsource.RemoteCacheSubdir)).Load(ctx)
 }
@@ -310,9 +386,9 @@ type packageRow struct {
 	Layout         string   `json:"layout"`
 }
 
-func newCatalogListCmd() *cobra.Command {
+func newCatalogListCmd(g *globals) *cobra.Command {
 	out := &output{}
-	src := &catalogSource{}
+	src := &catalogSource{g: g}
 	cmd := &cobra.Command{
 		Use:   "list DIR | list --url URL | list --image REF | list --address HOST:PORT | list --configmap FILE",
 		Short: "List the packages of a catalog",
@@ -353,9 +429,9 @@ type searchHit struct {
 	Match   string `json:"match"`
 }
 
-func newCatalogSearchCmd() *cobra.Command {
+func newCatalogSearchCmd(g *globals) *cobra.Command {
 	out := &output{}
-	src := &catalogSource{}
+	src := &catalogSource{g: g}
 	var all bool
 	cmd := &cobra.Command{
 		Use:   "search DIR TERM | search --url URL TERM | search --image REF TERM | search --address HOST:PORT TERM | search --configmap FILE TERM",
@@ -422,9 +498,9 @@ type packageDetail struct {
 	Bundles []*catalog.Bundle         `json:"bundles"`
 }
 
-func newCatalogShowCmd() *cobra.Command {
+func newCatalogShowCmd(g *globals) *cobra.Command {
 	out := &output{}
-	src := &catalogSource{}
+	src := &catalogSource{g: g}
 	cmd := &cobra.Command{
 		Use:   "show DIR PACKAGE | show --url URL PACKAGE | show --image REF PACKAGE | show --address HOST:PORT PACKAGE | show --configmap FILE PACKAGE",
 		Short: "Show a package: channels, heads, upgrade edges and versions",
@@ -559,9 +635,9 @@ type validation struct {
 // errRejected makes `catalog validate` exit non-zero after it printed the rejections.
 var errRejected = silentError{errors.New("the catalog has rejected bundles")}
 
-func newCatalogValidateCmd() *cobra.Command {
+func newCatalogValidateCmd(g *globals) *cobra.Command {
 	out := &output{}
-	src := &catalogSource{}
+	src := &catalogSource{g: g}
 	cmd := &cobra.Command{
 		Use:   "validate DIR | validate --url URL | validate --image REF | validate --address HOST:PORT | validate --configmap FILE",
 		Short: "Load every bundle of a catalog, print each rejected one with its reason, and fail if any is",
@@ -574,6 +650,9 @@ checks what a registry server serves: every bundle, as its manifests are listed,
 With --configmap it checks an OLM ConfigMap catalog: each entry of its three lists that
 cannot be used is named by its key and index.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := src.resolve(cmd.Context()); err != nil {
+				return err
+			}
 			var v validation
 			if src.url != "" {
 				var err error
@@ -599,7 +678,8 @@ cannot be used is named by its key and index.`,
 				}
 				v = validateContents(cat, cat.Rejections)
 			} else {
-				cat, err := loadCatalog(args[0])
+				dir, _ := src.dirArg(args)
+				cat, err := loadCatalog(dir)
 				if err != nil {
 					return err
 				}

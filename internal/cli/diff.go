@@ -47,7 +47,7 @@ type diffDoc struct {
 
 func newDiffCmd(g *globals) *cobra.Command {
 	out := &output{}
-	src := &catalogSource{}
+	src := &catalogSource{g: g}
 	var csv, version string
 	cmd := &cobra.Command{
 		Use:   "diff NAME [DIR] | diff NAME --url URL | diff NAME --image REF",
@@ -61,8 +61,8 @@ or from the catalog when it is not stored there. The target version is --csv or 
 else the version a Manual Subscription waits to have approved, else the head of the
 Subscription's channel in the catalog at DIR (or served at --url).
 
-Without DIR or a flag naming a catalog, the catalog is the installation's own
-CatalogSource, read as the manager reads it: its URL, image, registry address or
+Without DIR or a flag naming a catalog (--catalog names another CatalogSource of the
+cluster), the catalog is the installation's own CatalogSource, read as the manager reads it: its URL, image, registry address or
 ConfigMap. A Directory CatalogSource is on the manager's disk: it is read when this
 machine has that directory (as with "make run"), else give it as DIR.`,
 		Example: `  operator-manager diff cache --version 1.2.0
@@ -91,11 +91,7 @@ machine has that directory (as with "make run"), else give it as DIR.`,
 					return err
 				}
 			}
-			dirArgs := args[1:]
-			if src.dir != "" {
-				dirArgs = []string{src.dir}
-			}
-			cat, err := src.loadWithBundles(ctx, dirArgs)
+			cat, err := src.loadWithBundles(ctx, args[1:])
 			if err != nil {
 				return err
 			}

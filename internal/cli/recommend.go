@@ -1,12 +1,19 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"text/tabwriter"
 
 	"github.com/blang/semver/v4"
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	"github.com/operator-manager/operator-manager/config"
+	"github.com/operator-manager/operator-manager/internal/controller/catalogsource"
 
 	"github.com/operator-manager/operator-manager/internal/recommend"
 	"github.com/operator-manager/operator-manager/internal/resolve"
@@ -32,10 +39,10 @@ type recommendation struct {
 
 func newRecommendCmd(g *globals) *cobra.Command {
 	out := &output{}
-	src := &catalogSource{}
+	src := &catalogSource{g: g}
 	var channel, kubeVersion string
 	cmd := &cobra.Command{
-		Use:   "recommend DIR PACKAGE",
+		Use:   "recommend [DIR] PACKAGE",
 		Short: "The best version of a package to install or upgrade to on this cluster, and why the newer ones are passed over",
 		Long: `recommend walks the package's channel from its head down and picks the newest version
 that fits this cluster: its minKubeVersion is met, its dependencies resolve against what
@@ -44,14 +51,31 @@ versions kept, existing custom resources still valid). When the package is insta
 the namespace, only upgrades reachable by the channel's edges count. Every version passed
 over is listed with its reason, and the RBAC the recommended version would be granted in
 the namespace (its Roles and ClusterRoles, who they are bound to, and where) is listed
-before anything is created.`,
+before anything is created.
+
+Without DIR or a flag naming a catalog, the catalog is the cluster's, read as the manager
+reads it: the installation's own CatalogSource when the package is installed in the
+namespace, else the manager's default catalog (CatalogSource ` + config.ManagerNamespace + `/` + catalogsource.DefaultName + `).
+--catalog names another CatalogSource of the cluster.`,
+		Example: `  operator-manager recommend cache-operator -n team-a
+  operator-manager recommend samples/catalog cache-operator
+  operator-manager recommend --catalog community prometheus -o yaml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			cat, name, rest, err := src.load(ctx, args)
+			c, ns, err := g.clientAndNamespace()
 			if err != nil {
 				return err
 			}
-			c, ns, err := g.clientAndNamespace()
+			if len(args) == 1 && !src.hasSource() {
+				key, err := clusterCatalogFor(ctx, c, ns, args[0])
+				if err != nil {
+					return err
+				}
+				if err := src.fromCluster(ctx, c, key); err != nil {
+					return err
+				}
+			}
+			cat, name, rest, err := src.load(ctx, args)
 			if err != nil {
 				return err
 			}
@@ -119,11 +143,27 @@ before anything is created.`,
 			})
 		},
 	}
+	src.inCluster = true
 	src.bind(cmd, 2)
 	cmd.Flags().StringVar(&channel, "channel", "", "the channel (default: the package's default channel)")
 	cmd.Flags().StringVar(&kubeVersion, "kube-version", "", "judge for this Kubernetes version instead of the cluster's")
 	out.bind(cmd)
 	return cmd
+}
+
+// clusterCatalogFor is the CatalogSource recommend reads when no catalog is given: the one
+// the package's installation in the namespace came from, else the manager's default.
+func clusterCatalogFor(ctx context.Context, c client.Client, ns, pkg string) (types.NamespacedName, error) {
+	var bps omv1.BlueprintList
+	if err := c.List(ctx, &bps, client.InNamespace(ns)); err != nil {
+		return types.NamespacedName{}, fmt.Errorf("listing the installations of namespace %s, to find the catalog of %s (or give the catalog as DIR or --catalog): %w", ns, pkg, err)
+	}
+	for _, bp := range bps.Items {
+		if bp.Spec.Package == pkg && bp.Spec.Catalog != "" {
+			return omv1.CatalogKey(bp.Spec.Catalog, ns), nil
+		}
+	}
+	return types.NamespacedName{Namespace: config.ManagerNamespace, Name: catalogsource.DefaultName}, nil
 }
 
 // kubeVersion is the override, or the cluster's version from its /version.

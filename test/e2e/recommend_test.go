@@ -74,3 +74,50 @@ spec: {startingCSV: cache-operator.1.1.0, catalog: samples, targetNamespaces: [r
 		t.Errorf("no grant of configmaps, services and pods in the preview:\n%s", out)
 	}
 }
+
+// TestCatalogOfTheCluster: the inspecting verbs read a CatalogSource of the cluster as the
+// manager reads it, with no catalog on the person's disk: recommend without DIR reads the
+// installation's own catalog, --catalog names one (a bare name found in the namespace,
+// else in the manager's), and a name that is nowhere says where it was looked for.
+func TestCatalogOfTheCluster(t *testing.T) {
+	ns := "clustercatalog"
+	newNamespace(t, ns)
+	applyYAML(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache}
+spec: {startingCSV: cache-operator.1.1.0, catalog: samples, targetNamespaces: [`+ns+`]}
+`)
+	uninstallAtEnd(t, ns, "cache")
+	waitRunning(t, ns, "cache", "cache-operator.v1.1.0")
+
+	// The installation came from this namespace's samples: recommend reads them, though the
+	// manager's default catalog is another.
+	out, err := cli("recommend", "cache-operator", "-n", ns)
+	if err != nil {
+		t.Fatalf("recommend without DIR: %v\n%s", err, out)
+	}
+	for _, want := range []string{"the directory of CatalogSource " + ns + "/samples", "Recommended:", "cache-operator.v1.3.0 (1.3.0) from channel stable"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("recommend without DIR lacks %q:\n%s", want, out)
+		}
+	}
+
+	out, err = cli("catalog", "show", "--catalog", "samples", "cache-operator", "-n", ns)
+	if err != nil || !strings.Contains(out, "cache-operator.v1.2.0") || !strings.Contains(out, "CatalogSource "+ns+"/samples") {
+		t.Errorf("catalog show --catalog samples: %v\n%s", err, out)
+	}
+	out, err = cli("catalog", "validate", "--catalog", ns+"/samples", "-n", "default")
+	if err != nil || !strings.Contains(out, "0 rejected") {
+		t.Errorf("catalog validate --catalog NAMESPACE/NAME: %v\n%s", err, out)
+	}
+	// No "default" CatalogSource in the namespace: the manager's is read.
+	out, err = cli("catalog", "list", "--catalog", "default", "-n", ns)
+	if err != nil || !strings.Contains(out, "CatalogSource "+managerNamespace+"/default") || !strings.Contains(out, "PACKAGE") {
+		t.Errorf("catalog list --catalog default: %v\n%s", err, out)
+	}
+	out, err = cli("catalog", "search", "--catalog", "nowhere", "cache", "-n", ns)
+	if want := "no CatalogSource nowhere in namespace " + ns + " or in the manager's namespace " + managerNamespace; err == nil || !strings.Contains(out, want) {
+		t.Errorf("catalog search --catalog nowhere: %v, want an error saying %q:\n%s", err, want, out)
+	}
+}
