@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -688,6 +690,9 @@ type watches struct {
 	// OperatorGroup names the OperatorGroup the namespaces come from; empty when the
 	// Subscription names them or neither does.
 	OperatorGroup string `json:"operatorGroup,omitempty"`
+	// Missing are the namespaces among them that do not exist or are being deleted: what
+	// the operator is granted there waits for them.
+	Missing []string `json:"missing,omitempty"`
 	// Error says why it cannot be told (an OperatorGroup that gives no answer, a read
 	// refused).
 	Error string `json:"error,omitempty"`
@@ -759,6 +764,13 @@ func watching(ctx context.Context, c client.Client, sub *omv1.Subscription, csv 
 		return &watches{Error: err.Error()}
 	}
 	w.AllNamespaces, w.Namespaces = targets == nil, targets
+	for _, ns := range targets {
+		n := &corev1.Namespace{}
+		// A read refused (a person without rights on namespaces) tells nothing.
+		if err := c.Get(ctx, client.ObjectKey{Name: ns}, n); apierrors.IsNotFound(err) || (err == nil && !n.DeletionTimestamp.IsZero()) {
+			w.Missing = append(w.Missing, ns)
+		}
+	}
 	return w
 }
 
@@ -769,10 +781,19 @@ func describeWatches(w *watches) string {
 		return "cannot tell: " + w.Error
 	case w.AllNamespaces:
 		return "all namespaces"
-	case w.OperatorGroup != "":
-		return strings.Join(w.Namespaces, ", ") + " (from OperatorGroup " + w.OperatorGroup + ")"
 	}
-	return strings.Join(w.Namespaces, ", ")
+	names := make([]string, len(w.Namespaces))
+	for i, ns := range w.Namespaces {
+		names[i] = ns
+		if slices.Contains(w.Missing, ns) {
+			names[i] += " (does not exist)"
+		}
+	}
+	line := strings.Join(names, ", ")
+	if w.OperatorGroup != "" {
+		line += " (from OperatorGroup " + w.OperatorGroup + ")"
+	}
+	return line
 }
 
 // installation reads the installation key as it is now; what is not there is left out.

@@ -128,6 +128,8 @@ func TestDescribeWatches(t *testing.T) {
 		{watches{AllNamespaces: true}, "all namespaces"},
 		{watches{Namespaces: []string{"a", "b"}, OperatorGroup: "og"}, "a, b (from OperatorGroup og)"},
 		{watches{Namespaces: []string{"ns"}}, "ns"},
+		{watches{Namespaces: []string{"a", "gone"}, Missing: []string{"gone"}}, "a, gone (does not exist)"},
+		{watches{Namespaces: []string{"gone"}, Missing: []string{"gone"}, OperatorGroup: "og"}, "gone (does not exist) (from OperatorGroup og)"},
 		{watches{Error: "OperatorGroup ns/og selects no namespace"}, "cannot tell: OperatorGroup ns/og selects no namespace"},
 	} {
 		if got := describeWatches(&tc.w); got != tc.want {

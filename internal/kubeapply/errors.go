@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 
@@ -26,6 +27,10 @@ func Classify(err error) Refusal {
 	switch {
 	case err == nil:
 		return Refusal{}
+	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+		// Forbidden, but for a namespace being deleted: it will be gone, and then what goes
+		// into it is left out (a target namespace) or nothing is left to install.
+		return Refusal{Reason: "NamespaceTerminating"}
 	case apierrors.IsForbidden(err):
 		return Refusal{Reason: omv1.ReasonInsufficientPermissions, Permanent: true}
 	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err), meta.IsNoMatchError(err), apierrors.IsMethodNotSupported(err),

@@ -238,15 +238,29 @@ func InNamespace(c client.Reader, newList func() client.ObjectList, opts ...clie
 // Namespaces handles the events of Namespaces (watched as metadata) for a controller whose
 // objects read their OperatorGroup's targets: a namespace created, deleted, or labelled
 // anew brings back the objects (those newList lists, filtered by opts) of each namespace
-// whose OperatorGroup's selector selects it before or after. Other namespace events, and
-// every one while no OperatorGroup selects by label, cost a cached list and nothing more.
+// whose OperatorGroup's selector selects it before or after; a namespace created, or
+// deleted or its deletion begun, those of each namespace whose Subscriptions or
+// OperatorGroup name it as a target (what is granted there waits for it to exist). Other
+// namespace events cost a cached list or two and nothing more.
 func Namespaces(c client.Reader, newList func() client.ObjectList, opts ...client.ListOption) handler.EventHandler {
-	enqueue := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], sets ...labels.Set) {
+	enqueue := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], named string, sets ...labels.Set) {
+		// Read only: the cache's objects as they are, not copies of every one at each of
+		// the namespace events of a manager's start.
 		groups := &omv1.OperatorGroupList{}
-		if err := c.List(ctx, groups); err != nil {
+		if err := c.List(ctx, groups, client.UnsafeDisableDeepCopy); err != nil {
 			return
 		}
-		for _, ns := range selecting(groups.Items, sets...) {
+		namespaces := selecting(groups.Items, sets...)
+		if named != "" {
+			subs := &omv1.SubscriptionList{}
+			if err := c.List(ctx, subs, client.UnsafeDisableDeepCopy); err != nil {
+				return
+			}
+			namespaces = append(namespaces, naming(groups.Items, subs.Items, named)...)
+			sort.Strings(namespaces)
+			namespaces = slices.Compact(namespaces)
+		}
+		for _, ns := range namespaces {
 			for _, req := range requestsIn(ctx, c, ns, newList, opts) {
 				q.Add(req)
 			}
@@ -254,21 +268,43 @@ func Namespaces(c client.Reader, newList func() client.ObjectList, opts ...clien
 	}
 	return handler.Funcs{
 		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(ctx, q, e.Object.GetLabels())
+			enqueue(ctx, q, e.Object.GetName(), e.Object.GetLabels())
 		},
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			// A namespace being deleted is no longer a target (resolve), so its deletion
 			// starting counts as a change.
-			if labels.Equals(e.ObjectOld.GetLabels(), e.ObjectNew.GetLabels()) &&
-				e.ObjectOld.GetDeletionTimestamp().IsZero() == e.ObjectNew.GetDeletionTimestamp().IsZero() {
+			deleting := e.ObjectOld.GetDeletionTimestamp().IsZero() != e.ObjectNew.GetDeletionTimestamp().IsZero()
+			if labels.Equals(e.ObjectOld.GetLabels(), e.ObjectNew.GetLabels()) && !deleting {
 				return
 			}
-			enqueue(ctx, q, e.ObjectOld.GetLabels(), e.ObjectNew.GetLabels())
+			named := ""
+			if deleting {
+				named = e.ObjectNew.GetName()
+			}
+			enqueue(ctx, q, named, e.ObjectOld.GetLabels(), e.ObjectNew.GetLabels())
 		},
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(ctx, q, e.Object.GetLabels())
+			enqueue(ctx, q, e.Object.GetName(), e.Object.GetLabels())
 		},
 	}
+}
+
+// naming returns the namespaces of the Subscriptions among subs and of the OperatorGroups
+// among groups that name namespace ns as a target, sorted and each once.
+func naming(groups []omv1.OperatorGroup, subs []omv1.Subscription, ns string) []string {
+	var out []string
+	for i := range groups {
+		if slices.Contains(groups[i].Spec.TargetNamespaces, ns) {
+			out = append(out, groups[i].Namespace)
+		}
+	}
+	for i := range subs {
+		if slices.Contains(subs[i].Spec.TargetNamespaces, ns) {
+			out = append(out, subs[i].Namespace)
+		}
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
 }
 
 // selecting returns the namespaces of the OperatorGroups among groups whose selector

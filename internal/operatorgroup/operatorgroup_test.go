@@ -231,6 +231,34 @@ func TestSelecting(t *testing.T) {
 	}
 }
 
+// TestNaming: a namespace's name brings back the namespaces whose Subscriptions or
+// OperatorGroup name it as a target, each once, and no other.
+func TestNaming(t *testing.T) {
+	group := func(ns string, targets ...string) omv1.OperatorGroup {
+		return omv1.OperatorGroup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "g"}, Spec: omv1.OperatorGroupSpec{TargetNamespaces: targets}}
+	}
+	sub := func(ns string, targets ...string) omv1.Subscription {
+		return omv1.Subscription{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "s"}, Spec: omv1.SubscriptionSpec{TargetNamespaces: targets}}
+	}
+	groups := []omv1.OperatorGroup{group("og-a", "w"), group("og-b", "x", "y"), group("og-c")}
+	subs := []omv1.Subscription{sub("sub-a", "w", "z"), sub("og-a", "w"), sub("sub-b"), sub("sub-c", "x")}
+	for _, tc := range []struct {
+		ns   string
+		want []string
+	}{
+		{"w", []string{"og-a", "sub-a"}},
+		{"x", []string{"og-b", "sub-c"}},
+		{"z", []string{"sub-a"}},
+		{"nobody", nil},
+	} {
+		t.Run(tc.ns, func(t *testing.T) {
+			if got := naming(groups, subs, tc.ns); !slices.Equal(got, tc.want) {
+				t.Errorf("naming(%s) = %v, want %v", tc.ns, got, tc.want)
+			}
+		})
+	}
+}
+
 // TestUnusable: several OperatorGroups and a selector of no namespace hold Subscriptions,
 // each with its reason; any other error is not an unusable OperatorGroup.
 func TestUnusable(t *testing.T) {

@@ -61,9 +61,10 @@ func (r *Reconciler) apply(ctx context.Context, s *scope) (bool, error) {
 			return false, err
 		}
 	}
-	if changed && passedGate(st) {
+	if changed && passedGate(st) && (s.newRevision || !sameRender(s.hash, st.RenderHash)) {
 		// A new config (or identity) of a running version rolls its Deployments through
-		// the health gate, without a new version.
+		// the health gate, without a new version. A target namespace created or deleted
+		// changes only what is granted there: no gate.
 		r.startGate(s, "a configuration change")
 	}
 	cl, err := r.Identities.For(s.id)
@@ -125,9 +126,35 @@ func (r *Reconciler) apply(ctx context.Context, s *scope) (bool, error) {
 		r.event(s.csv, true, "DriftRepaired", "Restored what was changed by hand: %s", drift)
 	}
 	st.Inventory, st.RenderHash = inventory, s.hash
-	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: ConditionInstalled, Status: metav1.ConditionTrue, Reason: "Applied",
-		Message: fmt.Sprintf("%d objects applied as %s", len(inventory), s.id), ObservedGeneration: s.csv.Generation})
+	installed := appliedCondition(len(inventory), s.id.String(), s.absent)
+	installed.ObservedGeneration = s.csv.Generation
+	if len(s.absent) > 0 {
+		if was := meta.FindStatusCondition(st.Conditions, ConditionInstalled); was == nil || was.Message != installed.Message {
+			r.event(s.csv, true, ReasonTargetNamespacesMissing, "%s", installed.Message)
+		}
+	}
+	meta.SetStatusCondition(&st.Conditions, installed)
 	return false, nil
+}
+
+// ReasonTargetNamespacesMissing: a target namespace does not exist (or is being deleted),
+// so what the operator would be granted there is not applied until it does.
+const ReasonTargetNamespacesMissing = "TargetNamespacesMissing"
+
+// appliedCondition is the Installed condition of an apply that went through: n objects
+// applied as who, and the target namespaces absent, whose objects wait for them.
+func appliedCondition(n int, who string, absent []string) metav1.Condition {
+	c := metav1.Condition{Type: ConditionInstalled, Status: metav1.ConditionTrue, Reason: "Applied",
+		Message: fmt.Sprintf("%d objects applied as %s", n, who)}
+	if len(absent) > 0 {
+		c.Reason = ReasonTargetNamespacesMissing
+		what := fmt.Sprintf("target namespace %s does not exist (or is being deleted): what the operator is granted there is applied when it is created", absent[0])
+		if len(absent) > 1 {
+			what = fmt.Sprintf("target namespaces %s do not exist (or are being deleted): what the operator is granted there is applied when they are created", strings.Join(absent, ", "))
+		}
+		c.Message += "; " + what + " (or remove it from the Subscription's targetNamespaces or its OperatorGroup's)"
+	}
+	return c
 }
 
 // refused handles an apply the API server refused: a transient error is returned for a

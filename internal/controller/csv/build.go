@@ -7,7 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -70,22 +75,80 @@ func (r *Reconciler) build(ctx context.Context, s *scope) (bool, error) {
 	for _, a := range objs.APIServices {
 		s.apiServices = append(s.apiServices, a.Name)
 	}
-	s.objects = objs.InApplyOrder()
-	for _, obj := range s.objects {
+	if s.absent, err = r.absentNamespaces(ctx, csv.Namespace, targets); err != nil {
+		return true, err
+	}
+	all := objs.InApplyOrder()
+	for _, obj := range all {
 		if obj.GetNamespace() == csv.Namespace {
 			if err := controllerutil.SetControllerReference(csv, obj, r.Client.Scheme()); err != nil {
 				return true, err
 			}
 		}
 	}
-	if s.hash, err = renderHash(s.objects, s.id); err != nil {
+	if s.hash, err = renderHash(all, s.id); err != nil {
 		return true, err
 	}
+	s.objects, s.hash = withoutNamespaces(all, s.absent), s.hash+absentSuffix(s.absent)
 	csv.Status.CRDRepairs = crdRepairs(csv)
 	if len(objs.Moved) > 0 {
 		csv.Status.CRDRepairs = append(csv.Status.CRDRepairs, omv1alpha1.CRDRepair{Name: BundleObjectsRepairName, Changes: objs.Moved})
 	}
 	return false, nil
+}
+
+// absentNamespaces are the target namespaces, other than the CSV's own, that do not exist
+// or are being deleted, read from the cache of namespaces the controller watches: what
+// the operator is granted there (its Roles and RoleBindings) cannot be applied until the
+// namespace is there, and waiting for it would hold the whole installation (a namespace
+// named by mistake, or deleted under a running operator). A namespace's creation
+// reconciles the CSVs that target it (operatorgroup.Namespaces).
+func (r *Reconciler) absentNamespaces(ctx context.Context, own string, targets []string) ([]string, error) {
+	var absent []string
+	for _, ns := range targets {
+		if ns == "" || ns == own {
+			continue
+		}
+		m := &metav1.PartialObjectMetadata{}
+		m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+		switch err := r.Client.Get(ctx, client.ObjectKey{Name: ns}, m); {
+		case apierrors.IsNotFound(err):
+			absent = append(absent, ns)
+		case err != nil:
+			return nil, fmt.Errorf("reading target namespace %s: %w", ns, err)
+		case !m.DeletionTimestamp.IsZero():
+			absent = append(absent, ns)
+		}
+	}
+	return absent, nil
+}
+
+// absentSuffix is what the render hash adds for the target namespaces absent: a change of
+// them alone applies (or prunes) what goes into them, without a health gate, since no
+// Deployment changes (sameRender).
+func absentSuffix(absent []string) string {
+	if len(absent) == 0 {
+		return ""
+	}
+	return absentMark + strings.Join(absent, ",")
+}
+
+const absentMark = " absent:"
+
+// sameRender says whether render hashes a and b differ at most in the target namespaces
+// absent.
+func sameRender(a, b string) bool {
+	a, _, _ = strings.Cut(a, absentMark)
+	b, _, _ = strings.Cut(b, absentMark)
+	return a == b
+}
+
+// withoutNamespaces is objs without those in the namespaces absent.
+func withoutNamespaces(objs []client.Object, absent []string) []client.Object {
+	if len(absent) == 0 {
+		return objs
+	}
+	return slices.DeleteFunc(objs, func(o client.Object) bool { return slices.Contains(absent, o.GetNamespace()) })
 }
 
 // subscriptionOf is the Subscription the CSV names, or nil: it names none, or it is gone.

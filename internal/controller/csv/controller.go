@@ -229,10 +229,13 @@ type scope struct {
 	// rotation: a reconcile is scheduled then, even if nothing else happens.
 	renewCerts time.Time
 	hash       string
-	phase      omv1alpha1.CSVPhase
-	reason     string
-	message    string
-	result     ctrl.Result
+	// absent are the target namespaces that do not exist (or are being deleted): the
+	// objects rendered into them are left out until they do.
+	absent  []string
+	phase   omv1alpha1.CSVPhase
+	reason  string
+	message string
+	result  ctrl.Result
 	// newRevision: this pass starts a revision (a new CSV, a rollback to it, a retry).
 	// Its objects are applied whole, whatever the last render recorded: another version
 	// of the installation may have changed them since, and that is no change by hand.
