@@ -22,6 +22,7 @@ import (
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
+	"github.com/operator-manager/operator-manager/internal/controller/blueprint"
 	"github.com/operator-manager/operator-manager/internal/installevents"
 	"github.com/operator-manager/operator-manager/internal/operatorgroup"
 	"github.com/operator-manager/operator-manager/internal/render"
@@ -280,14 +281,14 @@ func installDone(sub *omv1.Subscription, bp *omv1.Blueprint, gone bool) (bool, e
 	// after a version change the Subscription can still mirror the previous version's
 	// Ready=True.
 	ready := meta.FindStatusCondition(sub.Status.Conditions, omv1.ConditionReady)
-	if ready != nil && ready.Status == metav1.ConditionTrue && bp != nil && settledForTarget(bp) &&
+	if ready != nil && ready.Status == metav1.ConditionTrue && bp != nil && blueprint.SettledForTarget(bp) &&
 		bp.Status.Phase == omv1.BlueprintSucceeded && bp.Status.CurrentCSV == bp.Spec.ClusterServiceVersionName {
 		return true, nil
 	}
 	if c := meta.FindStatusCondition(sub.Status.Conditions, omv1.ConditionResolved); c != nil && c.Status == metav1.ConditionFalse && terminalResolve[c.Reason] {
 		return true, withCode(ExitFailed, fmt.Errorf("%s: %s", c.Reason, c.Message))
 	}
-	if bp == nil || !settledForTarget(bp) {
+	if bp == nil || !blueprint.SettledForTarget(bp) {
 		return false, nil
 	}
 	switch bp.Status.Phase {
@@ -312,26 +313,6 @@ func installDone(sub *omv1.Subscription, bp *omv1.Blueprint, gone bool) (bool, e
 // heldByHand are the Resolved reasons of a Subscription held at a version a person
 // rolled its Blueprint back to.
 var heldByHand = map[string]bool{omv1.ReasonHeldAfterRollback: true, omv1.ReasonPointedByHand: true}
-
-// settledForTarget reports whether the Blueprint's phase is the outcome of its current
-// target: its status has seen the spec, and its newest attempt is of that target and
-// version change (an outcome of an earlier change must not end a new wait).
-func settledForTarget(bp *omv1.Blueprint) bool {
-	if bp.Status.ObservedGeneration < bp.Generation {
-		return false
-	}
-	if bp.Status.Phase == omv1.BlueprintWaitingForApproval || bp.Status.Phase == omv1.BlueprintUpgradeHeld {
-		return true // nothing was attempted yet: the phase is about the target itself
-	}
-	for i := len(bp.Status.History) - 1; i >= 0; i-- {
-		h := bp.Status.History[i]
-		if h.Trigger == omv1.TriggerRollback {
-			continue
-		}
-		return h.CSVName == bp.Spec.ClusterServiceVersionName && h.Generation == bp.Spec.Generation
-	}
-	return false
-}
 
 func uninstallDone(sub *omv1.Subscription, _ *omv1.Blueprint, gone bool) (bool, error) {
 	if gone {
@@ -868,6 +849,9 @@ func printStatus(w io.Writer, doc statusDoc) {
 	}
 	if bp := doc.Blueprint; bp != nil {
 		fmt.Fprintf(w, "Target:\t%s (phase %s)\n", bp.Spec.ClusterServiceVersionName, bp.Status.Phase)
+		if blueprint.Retryable(bp) == nil {
+			fmt.Fprintf(w, "Retry:\t`operator-manager retry %s` tries %s again, once what made it fail is mended\n", bp.Name, bp.Spec.ClusterServiceVersionName)
+		}
 	}
 	if ref := s.Status.InstallPlanRef; ref != nil {
 		fmt.Fprintf(w, "InstallPlan:\t%s\n", ref.Name)

@@ -170,12 +170,20 @@ func waitBlueprint(ctx context.Context, c client.Client, key client.ObjectKey, c
 		}
 		switch bp.Status.Phase {
 		case omv1.BlueprintFailed, omv1.BlueprintBlocked, omv1.BlueprintRolledBack:
-			if settledForTarget(bp) { // the phase is about this change
+			if blueprint.SettledForTarget(bp) { // the phase is about this change
 				return line, false, withCode(ExitFailed, fmt.Errorf("%s: %s: see `operator-manager history %s`", bp.Status.Phase, readyMessage(bp), key.Name))
 			}
 		}
 		return line, false, nil
 	}, wake)
+}
+
+// runningCSV is the CSV the Blueprint runs, in words when none.
+func runningCSV(bp *omv1.Blueprint) string {
+	if bp.Status.CurrentCSV == "" {
+		return "nothing yet"
+	}
+	return bp.Status.CurrentCSV
 }
 
 // blueprintLine is what waiting on a Blueprint prints: its phase and the version running,
@@ -184,9 +192,9 @@ func waitBlueprint(ctx context.Context, c client.Client, key client.ObjectKey, c
 // spec before a change is not printed as if it were the change's.
 func blueprintLine(bp *omv1.Blueprint, csv *omv1alpha1.ClusterServiceVersion) string {
 	if g := bp.Status.ObservedGeneration; g > 0 && g < bp.Generation {
-		return fmt.Sprintf("waiting for the manager to take up the change (generation %d; running %s)", bp.Generation, bp.Status.CurrentCSV)
+		return fmt.Sprintf("waiting for the manager to take up the change (generation %d; running %s)", bp.Generation, runningCSV(bp))
 	}
-	line := fmt.Sprintf("%s, running %s", bp.Status.Phase, bp.Status.CurrentCSV)
+	line := fmt.Sprintf("%s, running %s", bp.Status.Phase, runningCSV(bp))
 	if p := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionProgressing); p != nil && p.Status == metav1.ConditionTrue {
 		switch {
 		case csv != nil:

@@ -70,7 +70,7 @@ badly (Failed, RolledBack, Blocked, unsatisfiable), 4 timed out, 5 waits for a p
 	pf.StringVarP(&g.namespace, "namespace", "n", "", "namespace (default: the kubeconfig context's)")
 	_ = root.RegisterFlagCompletionFunc("namespace", g.completeNamespaces)
 	_ = root.RegisterFlagCompletionFunc("context", g.completeContexts)
-	root.AddCommand(newInstallCmd(g), newUninstallCmd(g), newListCmd(g), newStatusCmd(g), newHistoryCmd(g), newRollbackCmd(g), newApproveCmd(g), newPauseCmd(g), newResumeCmd(g), newRecommendCmd(g),
+	root.AddCommand(newInstallCmd(g), newUninstallCmd(g), newListCmd(g), newStatusCmd(g), newHistoryCmd(g), newRollbackCmd(g), newRetryCmd(g), newApproveCmd(g), newPauseCmd(g), newResumeCmd(g), newRecommendCmd(g),
 		newDiffCmd(g), newConsoleCmd(g), newExportCmd(g), newImportCmd(g), newRunCmd(g), newDevCmd(), newCatalogCmd(g), newCacheCmd(g), newCRDsCmd(g), newVersionCmd())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withCode(ExitUsage, err) })
 	// cobra adds help and completion when it executes; added now, the strict tree below

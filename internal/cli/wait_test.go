@@ -308,6 +308,8 @@ func TestBlueprintLine(t *testing.T) {
 	csv.Status.Revision, csv.Status.Phase, csv.Status.Message = 3, omv1alpha1.CSVInstalling, "0/1 replicas updated, 0 available"
 	stale := bp.DeepCopy()
 	stale.Generation, stale.Status.ObservedGeneration, stale.Status.Phase = 4, 3, omv1.BlueprintSucceeded
+	first := bp.DeepCopy()
+	first.Status.Phase, first.Status.CurrentCSV, first.Status.Conditions = omv1.BlueprintInstalling, "", nil
 	done := bp.DeepCopy()
 	done.Status.Phase, done.Status.CurrentCSV = omv1.BlueprintSucceeded, "x.v1"
 	done.Status.Conditions[0].Status = metav1.ConditionFalse
@@ -321,6 +323,7 @@ func TestBlueprintLine(t *testing.T) {
 		{"the Blueprint's words", bp, nil, "Upgrading, running x.v2: revision 3: waiting for x.v1 to start the revision"},
 		{"the CSV's words", bp, csv, "Upgrading, running x.v2: revision 3: x.v1 is Installing: 0/1 replicas updated, 0 available"},
 		{"done", done, nil, "Succeeded, running x.v1"},
+		{"a first install", first, nil, "Installing, running nothing yet"},
 	} {
 		if got := blueprintLine(tc.bp, tc.csv); got != tc.want {
 			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)

@@ -126,12 +126,14 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request, id *identity) {
 		ch, err = s.upgrade(ctx, id, key, req)
 	case "rollback":
 		ch, err = s.rollback(ctx, id, key, req)
+	case "retry":
+		ch, err = s.retry(ctx, id, key, req.DryRun)
 	case "pause", "resume":
 		ch, err = s.pause(ctx, id, key, action == "pause", req.DryRun)
 	case "uninstall":
 		ch, err = s.uninstall(ctx, id, key, req.DryRun)
 	default:
-		err = notFound("no action %q: approve, upgrade, rollback, pause, resume or uninstall", action)
+		err = notFound("no action %q: approve, upgrade, rollback, retry, pause, resume or uninstall", action)
 	}
 	if err != nil {
 		writeError(w, err)
@@ -278,6 +280,18 @@ func (s *Server) rollback(ctx context.Context, id *identity, key client.ObjectKe
 		return nil, conflict("%v", err)
 	}
 	return patch(ctx, id, "Blueprint", bp, req.DryRun, func() { blueprint.SetRollback(bp, target) })
+}
+
+// retry tries a change that ended badly again, as `operator-manager retry` does.
+func (s *Server) retry(ctx context.Context, id *identity, key client.ObjectKey, dry bool) (*change, error) {
+	bp := &omv1.Blueprint{}
+	if err := id.c.Get(ctx, key, bp); err != nil {
+		return nil, err
+	}
+	if err := blueprint.Retryable(bp); err != nil {
+		return nil, conflict("%v", err)
+	}
+	return patch(ctx, id, "Blueprint", bp, dry, func() { blueprint.SetRetry(bp) })
 }
 
 func (s *Server) pause(ctx context.Context, id *identity, key client.ObjectKey, paused, dry bool) (*change, error) {

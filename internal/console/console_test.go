@@ -771,6 +771,25 @@ func TestActions(t *testing.T) {
 	act(t, ts, "channel", "upgrade", map[string]any{"csv": "cache-operator.v1.3.0"}, &omv1.Subscription{},
 		func(o client.Object) { o.(*omv1.Subscription).Spec.Version = "1.3.0" })
 
+	// Retry: refused while nothing ended badly, then a new generation of the same target
+	// once the upgrade to 1.2.0 has failed, as `operator-manager retry`.
+	if r := call(t, ts, "POST", "/api/installations/"+ns+"/channel/retry", map[string]any{"dryRun": true}, nil); r.code != http.StatusConflict ||
+		!strings.Contains(string(r.body), "nothing to retry") {
+		t.Errorf("retry of a healthy installation: %d %s", r.code, r.body)
+	}
+	_, failed := installation(t, "failed", nil)
+	failed.Status.Phase, failed.Status.ObservedGeneration = omv1.BlueprintFailed, failed.Generation
+	failed.Status.History[1].Outcome, failed.Status.History[1].Generation = omv1.OutcomeFailed, failed.Spec.Generation
+	if err := k8s.Status().Update(context.Background(), failed); err != nil {
+		t.Fatal(err)
+	}
+	r = call(t, ts, "GET", "/api/installations/"+ns+"/failed", nil, nil)
+	ok(t, r)
+	if !strings.Contains(string(r.body), `"retry":"cache-operator.v1.2.0"`) {
+		t.Errorf("the failed installation's row does not offer a retry: %s", r.body)
+	}
+	act(t, ts, "failed", "retry", nil, &omv1.Blueprint{}, func(o client.Object) { o.(*omv1.Blueprint).Spec.Generation++ })
+
 	out = act(t, ts, "acted", "uninstall", nil, &omv1.Subscription{}, nil)
 	if out.Change.Verb != "delete" {
 		t.Errorf("uninstall change = %+v", out.Change)

@@ -119,6 +119,9 @@ type row struct {
 	PendingApproval string `json:"pendingApproval"`
 	Revision        int64  `json:"revision"`
 	Paused          bool   `json:"paused"`
+	// Retry is the target a retry would try again (a change that ended Failed, RolledBack
+	// or Blocked: blueprint.Retryable), empty when there is nothing to retry.
+	Retry string `json:"retry,omitempty"`
 	// Deprecation is what the catalog says is deprecated about this installation (its
 	// package, channel or version): the message of the Subscription's Deprecated condition.
 	Deprecation string `json:"deprecation,omitempty"`
@@ -140,6 +143,9 @@ func rowOf(sub *omv1.Subscription, bp *omv1.Blueprint) row {
 		rw.Phase = string(bp.Status.Phase)
 		if bp.Status.Phase == omv1.BlueprintWaitingForApproval {
 			rw.PendingApproval = bp.Spec.ClusterServiceVersionName
+		}
+		if blueprint.Retryable(bp) == nil {
+			rw.Retry = bp.Spec.ClusterServiceVersionName
 		}
 		if n := len(bp.Status.History); n > 0 && rw.Revision == 0 {
 			rw.Revision = bp.Status.History[n-1].Revision

@@ -100,3 +100,62 @@ func eventIn(t *testing.T, ns, typ, reason, text string) bool {
 	}
 	return false
 }
+
+// TestRetryAfterTheCauseIsMended: a first install that failed because of its namespace
+// (Pod Security "restricted" refuses the operator's pod) stays Failed when the namespace
+// is mended, since a failed version is never tried again on its own; `retry` tries it
+// again, and it installs. The Subscription is not touched, and retry refuses when there
+// is nothing to retry.
+func TestRetryAfterTheCauseIsMended(t *testing.T) {
+	ns := "retry"
+	newNamespace(t, ns)
+	setLabel := func(level string) {
+		t.Helper()
+		n := &corev1.Namespace{}
+		if err := k8s.Get(ctx(), client.ObjectKey{Name: ns}, n); err != nil {
+			t.Fatal(err)
+		}
+		patch := client.MergeFrom(n.DeepCopy())
+		n.Labels = map[string]string{"pod-security.kubernetes.io/enforce": level}
+		if err := k8s.Patch(ctx(), n, patch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setLabel("restricted")
+	applyYAML(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache}
+spec: {startingCSV: cache-operator.1.1.0, catalog: samples, targetNamespaces: [`+ns+`], health: {timeout: 15s}}
+`)
+	eventually(t, 2*time.Minute, "the first install Failed", func() bool {
+		bp := &omv1.Blueprint{}
+		return k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "cache"}, bp) == nil && bp.Status.Phase == omv1.BlueprintFailed
+	}, describeSub(t, ns, "cache"))
+	out, err := cli("status", "cache", "-n", ns)
+	if err != nil || !strings.Contains(out, `violates PodSecurity "restricted`) || !strings.Contains(out, "operator-manager retry cache") {
+		t.Errorf("status of the failed install names neither Pod Security nor retry: %v\n%s", err, out)
+	}
+	subGen := getSub(t, ns, "cache").Generation
+
+	setLabel("baseline")
+	out, err = cli("retry", "cache", "-n", ns, "--wait", "--timeout", "2m")
+	if err != nil || !strings.Contains(out, "retrying cache-operator.v1.1.0 in "+ns+"/cache (it was Failed)") {
+		t.Fatalf("retry --wait: exit %d: %v\n%s", exitCode(err), err, out)
+	}
+	bp := getBlueprint(t, ns, "cache")
+	if got := historyOf(bp); got != "1:cache-operator.v1.1.0:Install:Failed 2:cache-operator.v1.1.0:Install:Succeeded" {
+		t.Errorf("history = %s", got)
+	}
+	if err := deploymentAvailable(t, ns, "cache-operator"); err != nil {
+		t.Errorf("the operator's Deployment after the retry: %v", err)
+	}
+	sub := getSub(t, ns, "cache")
+	if sub.Generation != subGen || sub.Status.InstalledCSV != "cache-operator.v1.1.0" {
+		t.Errorf("Subscription generation %d (was %d), installed %q", sub.Generation, subGen, sub.Status.InstalledCSV)
+	}
+	out, err = cli("retry", "cache", "-n", ns)
+	if exitCode(err) != 1 || !strings.Contains(out, "nothing to retry: cache-operator.v1.1.0 runs and passed its health gate") {
+		t.Errorf("retry of a healthy installation: exit %d\n%s", exitCode(err), out)
+	}
+}

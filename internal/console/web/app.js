@@ -38,7 +38,7 @@
 //                #conditions-table with tr[data-type=T][data-status=S], the Subscription's conditions;
 //                actions #action-approve, #upgrade-version (select of CSVs),
 //                #action-upgrade, #upgrade-hint (why no versions), #rollback-revision (select of succeeded revisions),
-//                #action-rollback, #action-pause, #action-resume, #action-uninstall;
+//                #action-rollback, #action-retry (a change that ended badly), #action-pause, #action-resume, #action-uninstall;
 //                #health (#health-phase, #health-waiting, #health-timeleft,
 //                #health-deployments with td.c-watches, #health-pods), #preflight, #dependencies,
 //                #dependents, #events; #preflight > p[data-status="passed"|"blocked"];
@@ -782,12 +782,14 @@
       btn('action-approve', 'Approve'),
       h('div', { class: 'field inline' }, h('label', { for: 'upgrade-version' }, 'Version'), upgradeSel, btn('action-upgrade', 'Upgrade')),
       h('div', { class: 'field inline' }, h('label', { for: 'rollback-revision' }, 'Revision'), rollbackSel, btn('action-rollback', 'Roll back')),
+      btn('action-retry', 'Retry'),
       btn('action-pause', 'Pause'),
       btn('action-resume', 'Resume'),
       btn('action-uninstall', 'Uninstall', 'danger'),
       h('p', { id: 'upgrade-hint', class: 'hint', hidden: true }));
     $('#action-approve', actions).hidden = true;
     $('#action-resume', actions).hidden = true;
+    $('#action-retry', actions).hidden = true;
 
     const timelineRows = h('tbody', { id: 'timeline-rows' });
     view.append(
@@ -859,6 +861,9 @@
       setText($('#inst-pending'), r.pendingApproval || '–');
       setText($('#inst-paused'), r.paused ? 'yes: no version changes' : 'no');
       $('#action-approve').hidden = !r.pendingApproval;
+      // a change that ended Failed, RolledBack or Blocked is tried again only when asked
+      $('#action-retry').hidden = !r.retry;
+      $('#action-retry').title = r.retry ? `Try ${r.retry} again, once what made it fail is mended` : '';
       $('#action-pause').hidden = !!r.paused;
       $('#action-resume').hidden = !r.paused;
     };
@@ -1045,6 +1050,9 @@
             return;
           }
           act('rollback', { revision: Number(rollbackSel.value) }, `Roll ${key} back to revision ${rollbackSel.value}`, 'Roll back');
+          break;
+        case 'action-retry':
+          act('retry', {}, `Try ${(detail && detail.row && detail.row.retry) || 'the failed change'} again in ${key}`, 'Retry');
           break;
         case 'action-pause':
           act('pause', {}, `Pause ${key}`, 'Pause');

@@ -55,3 +55,50 @@ func Deadline(start time.Time, sub *omv1.Subscription) time.Time {
 	timeout := healthTimeout(sub)
 	return start.Add(timeout + deadlineGrace(timeout))
 }
+
+// SettledForTarget reports whether the Blueprint's phase is the outcome of its current
+// target: its status has seen the spec, and its newest attempt is of that target and
+// version change (an outcome of an earlier change must not end a new wait).
+func SettledForTarget(bp *omv1.Blueprint) bool {
+	if bp.Status.ObservedGeneration < bp.Generation {
+		return false
+	}
+	if bp.Status.Phase == omv1.BlueprintWaitingForApproval || bp.Status.Phase == omv1.BlueprintUpgradeHeld {
+		return true // nothing was attempted yet: the phase is about the target itself
+	}
+	for i := len(bp.Status.History) - 1; i >= 0; i-- {
+		h := bp.Status.History[i]
+		if h.Trigger == omv1.TriggerRollback {
+			continue
+		}
+		return h.CSVName == bp.Spec.ClusterServiceVersionName && h.Generation == bp.Spec.Generation
+	}
+	return false
+}
+
+// Retryable says why the Blueprint's change cannot be retried, or nil: only a change
+// that ended badly (Failed, RolledBack, Blocked), and only once the manager has seen the
+// spec it ended under (SettledForTarget), is tried again.
+func Retryable(bp *omv1.Blueprint) error {
+	switch bp.Status.Phase {
+	case omv1.BlueprintFailed, omv1.BlueprintRolledBack, omv1.BlueprintBlocked:
+		if SettledForTarget(bp) {
+			return nil
+		}
+		return fmt.Errorf("%s/%s: the manager has not yet taken up its latest change (phase %s is of an earlier one): nothing to retry yet", bp.Namespace, bp.Name, bp.Status.Phase)
+	case omv1.BlueprintSucceeded:
+		return fmt.Errorf("%s/%s: nothing to retry: %s runs and passed its health gate", bp.Namespace, bp.Name, bp.Status.CurrentCSV)
+	case "", omv1.BlueprintPending, omv1.BlueprintInstalling, omv1.BlueprintUpgrading, omv1.BlueprintRollingBack:
+		return fmt.Errorf("%s/%s: nothing to retry: a change is under way (%s; see `operator-manager status %s`)", bp.Namespace, bp.Name, bp.Status.Phase, bp.Name)
+	case omv1.BlueprintDeleting:
+		return fmt.Errorf("%s/%s: nothing to retry: it is being uninstalled", bp.Namespace, bp.Name)
+	}
+	return fmt.Errorf("%s/%s: nothing to retry: it is %s, which waits rather than failed (see `operator-manager status %s`)", bp.Namespace, bp.Name, bp.Status.Phase, bp.Name)
+}
+
+// SetRetry asks for the Blueprint's change again, as `operator-manager retry` and the
+// console do: a new generation of the same target is a new version change to Plan, so a
+// revision opens as for a change just asked for. Nothing else of the spec changes.
+func SetRetry(bp *omv1.Blueprint) {
+	bp.Spec.Generation++
+}
