@@ -177,3 +177,61 @@ spec: {startingCSV: cache-operator.1.1.0, catalog: samples, targetNamespaces: [t
 	}, describeSub(t, ns, "cache"))
 	nothingInstalled(t, ns)
 }
+
+// TestBlockedInstallGoesOnOnceGranted: an install blocked for its installer's rights goes on
+// by itself once they are there, with no one editing the Subscription: the ServiceAccount
+// it names is made (the next attempt says which rights it still lacks), then granted them
+// (it installs). Nothing is written while nothing changes.
+func TestBlockedInstallGoesOnOnceGranted(t *testing.T) {
+	ns := "team-c"
+	tenantNamespace(t, ns)
+	applyYAML(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache}
+spec: {startingCSV: cache-operator.1.1.0, catalog: samples, serviceAccountName: latecomer, targetNamespaces: [team-c]}
+`)
+	blocked := func(what string) func() bool {
+		return func() bool {
+			bp := &omv1.Blueprint{}
+			if k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "cache"}, bp) != nil {
+				return false
+			}
+			c := condition(bp.Status.Conditions, omv1.ConditionBlocked)
+			return c.Status == metav1.ConditionTrue && c.Reason == omv1.ReasonInsufficientPermissions && strings.Contains(c.Message, what)
+		}
+	}
+	eventually(t, time.Minute, "blocked: the ServiceAccount does not exist", blocked("ServiceAccount team-c/latecomer does not exist"), describeSub(t, ns, "cache"))
+	before := getBlueprint(t, ns, "cache").ResourceVersion
+	time.Sleep(35 * time.Second) // past a recheck: nothing changed, nothing is written
+	if after := getBlueprint(t, ns, "cache").ResourceVersion; after != before {
+		t.Errorf("the Blueprint was written while nothing changed: %s\n%s", historyOf(getBlueprint(t, ns, "cache")), describeSub(t, ns, "cache")())
+	}
+
+	// Made, with the namespace's rights only: the next attempt names what it still lacks.
+	for _, o := range []client.Object{
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "latecomer", Namespace: ns}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "latecomer", Namespace: ns},
+			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "latecomer", Namespace: ns}},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "installer"}},
+	} {
+		if err := k8s.Create(ctx(), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 90*time.Second, "blocked: the ServiceAccount lacks cluster rights", blocked("ServiceAccount team-c/latecomer may not"), describeSub(t, ns, "cache"))
+	nothingInstalled(t, ns)
+
+	// Granted: it installs.
+	crb := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "team-c-latecomer"},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "latecomer", Namespace: ns}},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"}}
+	if err := k8s.Create(ctx(), crb); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k8s.Delete(ctx(), crb) })
+	waitReady(t, ns, "cache", 2*time.Minute)
+	if got := historyOf(getBlueprint(t, ns, "cache")); got != "1:cache-operator.v1.1.0:Install:Blocked 2:cache-operator.v1.1.0:Retry:Blocked 3:cache-operator.v1.1.0:Retry:Succeeded" {
+		t.Errorf("history = %s", got)
+	}
+}

@@ -78,6 +78,8 @@ type Reconciler struct {
 	contents contentCache
 	checked  preflightCache
 	crdWaits crdWaits
+	// rechecks: when each change blocked for the installer's rights was last checked again.
+	rechecks rechecked
 }
 
 // +kubebuilder:rbac:groups=operators.coreos.com.operator-manager.domain,resources=blueprints,verbs=get;list;watch;create;update;patch;delete
@@ -136,6 +138,9 @@ type scope struct {
 	// mirrorsCSV: the Progressing words are the CSV's own for the revision (its rollout),
 	// which the CSV's status shows live; the Blueprint repeats them as a summary.
 	mirrorsCSV bool
+	// probe: a copy of the scope for a check that must leave no trace (recheckAccess): no
+	// events are told from it.
+	probe bool
 }
 
 // Reconcile plans the next step from the spec and the history (Plan), carries a pending
@@ -225,6 +230,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{}, err
 	}
 	policy.Approved = s.plan != nil && s.plan.Spec.Approved
+	if policy.Unblocked, err = r.recheckAccess(ctx, s); err != nil {
+		return ctrl.Result{}, err
+	}
 	d := Plan(bp, policy)
 	if d.Open != nil {
 		r.open(s, d.Open)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -28,6 +30,7 @@ import (
 	"github.com/operator-manager/operator-manager/internal/crdsafety"
 	"github.com/operator-manager/operator-manager/internal/kubeapply"
 	"github.com/operator-manager/operator-manager/internal/render"
+	"github.com/operator-manager/operator-manager/internal/statuswrite"
 )
 
 // Annotations on applied CRDs: which package and version wrote them, so that an older
@@ -46,13 +49,35 @@ const (
 // written, and blocks the revision with InsufficientPermissions naming what is missing. A
 // bundle object of a kind the cluster does not serve fails the revision, named.
 func (r *Reconciler) checkAccess(ctx context.Context, s *scope, content *catalog.BundleContent, plan []crdStep) (bool, error) {
+	p, err := r.accessProblem(ctx, s, content, plan)
+	switch {
+	case err != nil:
+		return true, err
+	case p.message == "":
+		return false, nil
+	case p.fails:
+		r.fail(s, omv1.ReasonInstallFailed, p.message)
+	default:
+		r.block(s, omv1.ReasonInsufficientPermissions, p.message)
+	}
+	return true, nil
+}
+
+// accessRecheck is how often a change blocked for the installing identity's rights is
+// checked again (recheckAccess): once they are granted, it goes on by itself.
+const accessRecheck = 30 * time.Second
+
+// accessProblem is what stops the installing identity from making the revision's writes
+// (read only: SubjectAccessReviews and a ServiceAccount read): none (message empty), a
+// block (missing rights, or a missing ServiceAccount), or a failure (fails: a kind the
+// cluster does not serve).
+func (r *Reconciler) accessProblem(ctx context.Context, s *scope, content *catalog.BundleContent, plan []crdStep) (accessFinding, error) {
 	if !s.id.IsManager() {
 		sa := &corev1.ServiceAccount{}
 		if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: s.id.Namespace, Name: s.id.Name}, sa); apierrors.IsNotFound(err) {
-			r.block(s, omv1.ReasonInsufficientPermissions, fmt.Sprintf("%s does not exist: create it, or name another in spec.serviceAccountName; nothing was changed", s.id))
-			return true, nil
+			return accessFinding{message: fmt.Sprintf("%s does not exist: create it, or name another in spec.serviceAccountName; nothing was changed, and the change goes on by itself once it exists (checked every %s)", s.id, accessRecheck)}, nil
 		} else if err != nil {
-			return true, err
+			return accessFinding{}, err
 		}
 	}
 	var objs []access.Object
@@ -88,21 +113,99 @@ func (r *Reconciler) checkAccess(ctx context.Context, s *scope, content *catalog
 	reqs, err := access.Requests(r.Client.RESTMapper(), objs)
 	if err != nil {
 		if meta.IsNoMatchError(err) {
-			r.fail(s, omv1.ReasonInstallFailed, fmt.Sprintf("%s cannot be installed on this cluster: %v", content.CSV.Name, err))
-			return true, nil
+			return accessFinding{fails: true, message: fmt.Sprintf("%s cannot be installed on this cluster: %v", content.CSV.Name, err)}, nil
 		}
-		return true, err
+		return accessFinding{}, err
 	}
 	missing, err := r.Access.Missing(ctx, s.id, reqs)
 	if err != nil {
-		return true, err
+		return accessFinding{}, err
 	}
 	if len(missing) > 0 {
 		access.Sort(missing)
-		r.block(s, omv1.ReasonInsufficientPermissions, access.Describe(s.id, missing)+"; nothing was changed")
-		return true, nil
+		return accessFinding{message: access.Describe(s.id, missing) + fmt.Sprintf("; nothing was changed, and the change goes on by itself once they are granted (checked every %s)", accessRecheck)}, nil
 	}
-	return false, nil
+	return accessFinding{}, nil
+}
+
+// accessFinding is accessProblem's answer.
+type accessFinding struct {
+	message string
+	fails   bool
+}
+
+// recheckAccess says whether what blocks the change the Blueprint holds as Blocked for the
+// installing identity's rights (a ServiceAccount missing, rights not granted) has changed:
+// granted, it goes on; another right missing now (the ServiceAccount made, but without
+// its rights), a new attempt says so. The same checks, on a copy of the scope, so nothing
+// is written or told while nothing changed. At most every accessRecheck per Blueprint;
+// s.result brings it back for the next. Any other Blocked (the CRD preflight) waits for a
+// person: retry, or a new version.
+func (r *Reconciler) recheckAccess(ctx context.Context, s *scope) (bool, error) {
+	bp := s.bp
+	last := latestAttempt(bp)
+	if bp.Status.Phase != omv1.BlueprintBlocked || last == nil || last.Outcome != omv1.OutcomeBlocked ||
+		last.Reason != omv1.ReasonInsufficientPermissions || last.CSVName != bp.Spec.ClusterServiceVersionName || last.Generation != bp.Spec.Generation {
+		return false, nil
+	}
+	if wait := r.rechecks.wait(bp.UID, s.now); wait > 0 {
+		statuswrite.RequeueWithin(&s.result, wait)
+		return false, nil
+	}
+	r.rechecks.checked(bp.UID, s.now)
+	statuswrite.RequeueWithin(&s.result, accessRecheck)
+	work := *last
+	probe := &scope{bp: bp.DeepCopy(), sub: s.sub, id: s.id, now: s.now, work: &work, probe: true}
+	content, err := r.content(ctx, probe)
+	if err != nil || content == nil {
+		return false, err
+	}
+	plan, stop, err := r.planCRDs(ctx, probe, content)
+	if stop || err != nil {
+		return false, err
+	}
+	p, err := r.accessProblem(ctx, probe, content, plan)
+	return err == nil && p.message != last.Message, err
+}
+
+// latestAttempt is the newest revision that is not an automatic rollback, or nil.
+func latestAttempt(bp *omv1.Blueprint) *omv1.Revision {
+	for i := len(bp.Status.History) - 1; i >= 0; i-- {
+		if bp.Status.History[i].Trigger != omv1.TriggerRollback {
+			return &bp.Status.History[i]
+		}
+	}
+	return nil
+}
+
+// rechecked remembers when each blocked Blueprint was last checked again.
+type rechecked struct {
+	mu   sync.Mutex
+	last map[types.UID]time.Time
+}
+
+// wait is how long until the Blueprint may be checked again (0: now).
+func (c *rechecked) wait(uid types.UID, now time.Time) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if at, ok := c.last[uid]; ok && now.Sub(at) < accessRecheck {
+		return accessRecheck - now.Sub(at)
+	}
+	return 0
+}
+
+func (c *rechecked) checked(uid types.UID, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.last == nil {
+		c.last = map[types.UID]time.Time{}
+	}
+	for k, at := range c.last { // a Blueprint gone or no longer blocked is not kept
+		if now.Sub(at) > 10*accessRecheck {
+			delete(c.last, k)
+		}
+	}
+	c.last[uid] = now
 }
 
 func unstructuredString(obj map[string]any, fields ...string) (string, bool, error) {

@@ -24,6 +24,9 @@ type Policy struct {
 	// OperatorCondition Upgradeable=False): an upgrade waits, a rollback or a downgrade
 	// a person asked for does not.
 	Hold *Hold
+	// Unblocked: what blocked the change for the installing identity's rights has changed
+	// since (recheckAccess: granted, or another right missing now): it is tried again.
+	Unblocked bool
 }
 
 // Hold is what holds an upgrade: the running operator's Upgradeable=False, as read from
@@ -116,6 +119,9 @@ func Plan(bp *omv1.Blueprint, p Policy) Decision {
 	case omv1.OutcomeSucceeded:
 		return Decision{Settled: omv1.BlueprintSucceeded}
 	case omv1.OutcomeBlocked:
+		if p.Unblocked {
+			return open(bp, target, last.Version, last.BundleDigest, omv1.TriggerRetry)
+		}
 		return Decision{Settled: omv1.BlueprintBlocked}
 	}
 	if len(attempts) <= p.Retries {

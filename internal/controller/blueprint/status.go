@@ -109,7 +109,9 @@ func setReady(bp *omv1.Blueprint, status metav1.ConditionStatus, reason, message
 // fail ends the revision as Failed; the next reconcile plans a retry or a rollback.
 func (r *Reconciler) fail(s *scope, reason, message string) {
 	bp := s.bp
-	r.event(bp, true, reason, "%s", message)
+	if !s.probe {
+		r.event(bp, true, reason, "%s", message)
+	}
 	bp.Status.Phase = omv1.BlueprintFailed
 	endWork(s, omv1.OutcomeFailed, reason, message)
 	setCondition(bp, omv1.ConditionHealthy, metav1.ConditionFalse, reason, message)
