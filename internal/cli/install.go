@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -571,10 +572,15 @@ type subscriptionRow struct {
 	Reason    string `json:"reason"`
 	Age       string `json:"age"`
 	Paused    bool   `json:"paused,omitempty"`
+	// What -o wide adds: the installed and the wanted CSV, the revision and the catalog.
+	InstalledCSV string `json:"installedCSV,omitempty"`
+	CurrentCSV   string `json:"currentCSV,omitempty"`
+	Revision     int64  `json:"revision,omitempty"`
+	Catalog      string `json:"catalog,omitempty"`
 }
 
 func newListCmd(g *globals) *cobra.Command {
-	out := &output{}
+	out := &output{wide: true}
 	var all bool
 	cmd := &cobra.Command{
 		Use:   "list",
@@ -596,7 +602,11 @@ func newListCmd(g *globals) *cobra.Command {
 			var rows []subscriptionRow
 			for _, s := range list.Items {
 				row := subscriptionRow{Namespace: s.Namespace, Name: s.Name, Package: s.Status.Package, Installed: s.Status.InstalledVersion,
-					Status: s.Status.Opstatus, Age: duration.HumanDuration(time.Since(s.CreationTimestamp.Time)), Paused: s.Spec.Paused}
+					Status: s.Status.Opstatus, Age: duration.HumanDuration(time.Since(s.CreationTimestamp.Time)), Paused: s.Spec.Paused,
+					InstalledCSV: s.Status.InstalledCSV, CurrentCSV: s.Status.CurrentCSV, Revision: s.Status.CurrentRevision}
+				if name := s.Spec.CatalogName(); name != "" {
+					row.Catalog = s.Spec.CatalogNamespace(s.Namespace) + "/" + name
+				}
 				row.Wanted = s.Spec.StartingCSV
 				if row.Wanted == "" {
 					row.Wanted = strings.TrimSpace(s.Spec.PackageName() + " " + s.Spec.Version)
@@ -607,13 +617,29 @@ func newListCmd(g *globals) *cobra.Command {
 				rows = append(rows, row)
 			}
 			return out.print(cmd.OutOrStdout(), rows, func(tw *tabwriter.Writer) {
-				fmt.Fprintln(tw, "NAMESPACE\tNAME\tPACKAGE\tWANTED\tINSTALLED\tSTATUS\tREADY\tREASON\tAGE")
+				head := "NAMESPACE\tNAME\tPACKAGE\tWANTED\tINSTALLED\tSTATUS\tREADY\tREASON\tAGE"
+				if out.Wide() {
+					head += "\tINSTALLED CSV\tTARGET CSV\tREVISION\tCATALOG"
+				}
+				fmt.Fprintln(tw, head)
 				for _, r := range rows {
 					status := r.Status
 					if r.Paused {
 						status += " (paused)"
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Namespace, r.Name, r.Package, r.Wanted, r.Installed, status, r.Ready, r.Reason, r.Age)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", r.Namespace, r.Name, r.Package, r.Wanted, r.Installed, status, r.Ready, r.Reason, r.Age)
+					if out.Wide() {
+						catalog := r.Catalog
+						if catalog == "" {
+							catalog = "(default)"
+						}
+						revision := "-"
+						if r.Revision > 0 {
+							revision = strconv.FormatInt(r.Revision, 10)
+						}
+						fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s", dash(r.InstalledCSV), dash(r.CurrentCSV), revision, catalog)
+					}
+					fmt.Fprintln(tw)
 				}
 			})
 		},
@@ -621,6 +647,14 @@ func newListCmd(g *globals) *cobra.Command {
 	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "list in every namespace")
 	out.bind(cmd)
 	return cmd
+}
+
+// dash is s, or "-" when empty (a table cell).
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 // statusDoc is an installation as `status`, `install`, `uninstall`, `rollback` and

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -28,18 +30,27 @@ func defaultCacheDir() string {
 }
 
 // output is the -o flag every listing verb shares: a table by default, or json or yaml.
-type output struct{ format string }
+type output struct {
+	format string
+	// wide: the verb also takes -o wide, a table with more columns (as kubectl's).
+	wide bool
+}
+
+// Wide reports whether -o wide was asked for.
+func (o *output) Wide() bool { return o.format == "wide" }
 
 func (o *output) bind(cmd *cobra.Command) {
-	cmd.Flags().StringVarP(&o.format, "output", "o", "table", "output format: table, json or yaml")
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json", "yaml"}, cobra.ShellCompDirectiveNoFileComp))
+	formats := []string{"table", "json", "yaml"}
+	if o.wide {
+		formats = []string{"table", "wide", "json", "yaml"}
+	}
+	cmd.Flags().StringVarP(&o.format, "output", "o", "table", "output format: "+strings.Join(formats[:len(formats)-1], ", ")+" or yaml")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(formats, cobra.ShellCompDirectiveNoFileComp))
 	// A bad format is a wrong command line, refused before the verb changes anything.
 	next := cmd.PreRunE
 	cmd.PreRunE = func(c *cobra.Command, args []string) error {
-		switch o.format {
-		case "table", "", "json", "yaml":
-		default:
-			return usageError("unknown output format %q: use table, json or yaml", o.format)
+		if o.format != "" && !slices.Contains(formats, o.format) {
+			return usageError("unknown output format %q: use %s or yaml", o.format, strings.Join(formats[:len(formats)-1], ", "))
 		}
 		if next != nil {
 			return next(c, args)
@@ -87,7 +98,7 @@ func (o *output) print(w io.Writer, v any, table func(tw *tabwriter.Writer)) err
 		}
 		_, err = w.Write(data)
 		return err
-	case "table", "":
+	case "table", "", "wide":
 		tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
 		table(tw)
 		return tw.Flush()

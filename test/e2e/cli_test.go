@@ -92,6 +92,14 @@ func TestCLI(t *testing.T) {
 	if err != nil || !strings.Contains(out, `"installed": "1.2.0"`) {
 		t.Errorf("list -o json: %v\n%s", err, out)
 	}
+	// -o wide, as kubectl's: the CSVs, the revision and the catalog too.
+	out, err = cli("list", "-n", ns, "-o", "wide")
+	if err != nil || !strings.Contains(out, "TARGET CSV") || !regexp.MustCompile(`cache-operator\.v1\.2\.0\s+cache-operator\.v1\.2\.0\s+1\s+`+ns+`/samples`).MatchString(out) {
+		t.Errorf("list -o wide: %v\n%s", err, out)
+	}
+	if out, err = cli("status", "cache", "-n", ns, "-o", "wide"); exitCode(err) != 2 || !strings.Contains(out, `unknown output format "wide": use table, json or yaml`) {
+		t.Errorf("status -o wide: exit %d, want 2 and the formats it takes\n%s", exitCode(err), out)
+	}
 
 	out, err = cli("install", "nope", "--csv", "cache-operator.9.9.9", "--catalog", "samples", "-n", ns, "--wait")
 	if err == nil || !strings.Contains(out, "VersionNotFound") || !strings.Contains(out, "1.0.0, 1.1.0, 1.2.0, 1.3.0") {
