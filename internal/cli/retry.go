@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/operator-manager/operator-manager/internal/controller/blueprint"
 )
@@ -39,17 +38,8 @@ exit codes of install --wait.`,
 			if err := blueprint.Retryable(bp); err != nil {
 				return err
 			}
-			patch := client.MergeFromWithOptions(bp.DeepCopy(), client.MergeFromWithOptimisticLock{})
-			blueprint.SetRetry(bp)
-			if err := c.Patch(ctx, bp, patch); err != nil {
-				return fmt.Errorf("asking Blueprint %s/%s to try again: %w", bp.Namespace, bp.Name, err)
-			}
-			w, key := out.human(cmd), client.ObjectKeyFromObject(bp)
-			fmt.Fprintf(w, "retrying %s in %s/%s (it was %s)\n", bp.Spec.ClusterServiceVersionName, bp.Namespace, bp.Name, bp.Status.Phase)
-			if wait {
-				err = waitBlueprint(ctx, c, key, bp.Spec.ClusterServiceVersionName, timeout, w)
-			}
-			return out.result(cmd, err, func() any { return installation(ctx, c, key) })
+			said := fmt.Sprintf("retrying %s in %s/%s (it was %s)", bp.Spec.ClusterServiceVersionName, bp.Namespace, bp.Name, bp.Status.Phase)
+			return out.changeBlueprint(cmd, c, bp, func() { blueprint.SetRetry(bp) }, said, bp.Spec.ClusterServiceVersionName, wait, timeout)
 		},
 	}
 	out.bind(cmd)

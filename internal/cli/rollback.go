@@ -121,17 +121,8 @@ it to move on again.`,
 			if err != nil {
 				return err
 			}
-			patch := client.MergeFrom(bp.DeepCopy())
-			blueprint.SetRollback(bp, target)
-			if err := c.Patch(ctx, bp, patch); err != nil {
-				return err
-			}
-			w, key := out.human(cmd), client.ObjectKeyFromObject(bp)
-			fmt.Fprintf(w, "rolling %s/%s back to revision %d: %s (%s)\n", ns, bp.Name, target.Revision, target.CSVName, target.Version)
-			if wait {
-				err = waitBlueprint(ctx, c, key, target.CSVName, timeout, w)
-			}
-			return out.result(cmd, err, func() any { return installation(ctx, c, key) })
+			said := fmt.Sprintf("rolling %s/%s back to revision %d: %s (%s)", ns, bp.Name, target.Revision, target.CSVName, target.Version)
+			return out.changeBlueprint(cmd, c, bp, func() { blueprint.SetRollback(bp, target) }, said, target.CSVName, wait, timeout)
 		},
 	}
 	out.bind(cmd)
@@ -139,6 +130,26 @@ it to move on again.`,
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait until the older version runs, printing progress")
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "how long --wait waits")
 	return cmd
+}
+
+// changeBlueprint is how a verb acts on an installation's Blueprint (rollback, approve,
+// retry): change applied as a patch that fails if the Blueprint changed since it was read,
+// said on the human stream, and with wait the change followed until csv runs; with -o
+// json|yaml the installation is printed as it was left.
+func (o *output) changeBlueprint(cmd *cobra.Command, c client.Client, bp *omv1.Blueprint, change func(), said, csv string, wait bool, timeout time.Duration) error {
+	ctx := cmd.Context()
+	patch := client.MergeFromWithOptions(bp.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	change()
+	if err := c.Patch(ctx, bp, patch); err != nil {
+		return fmt.Errorf("changing Blueprint %s/%s: %w", bp.Namespace, bp.Name, err)
+	}
+	w, key := o.human(cmd), client.ObjectKeyFromObject(bp)
+	fmt.Fprintln(w, said)
+	var err error
+	if wait {
+		err = waitBlueprint(ctx, c, key, csv, timeout, w)
+	}
+	return o.result(cmd, err, func() any { return installation(ctx, c, key) })
 }
 
 // blueprint reads the Blueprint of the installation NAME in the verb's namespace.
@@ -225,21 +236,12 @@ func newApproveCmd(g *globals) *cobra.Command {
 			if bp.Status.Phase != omv1.BlueprintWaitingForApproval {
 				return fmt.Errorf("%s/%s waits for no approval (phase %s, running %s)", ns, bp.Name, bp.Status.Phase, bp.Status.CurrentCSV)
 			}
-			patch := client.MergeFrom(bp.DeepCopy())
-			bp.Spec.Approved = true
-			if err := c.Patch(ctx, bp, patch); err != nil {
-				return err
-			}
-			w, key := out.human(cmd), client.ObjectKeyFromObject(bp)
 			what := bp.Spec.ClusterServiceVersionName + " replaces " + bp.Status.CurrentCSV
 			if bp.Status.CurrentCSV == "" {
 				what = bp.Spec.ClusterServiceVersionName + " is installed (a first install, OLM's installPlanApproval: Manual)"
 			}
-			fmt.Fprintf(w, "approved %s/%s: %s\n", ns, bp.Name, what)
-			if wait {
-				err = waitBlueprint(ctx, c, key, bp.Spec.ClusterServiceVersionName, timeout, w)
-			}
-			return out.result(cmd, err, func() any { return installation(ctx, c, key) })
+			said := fmt.Sprintf("approved %s/%s: %s", ns, bp.Name, what)
+			return out.changeBlueprint(cmd, c, bp, func() { bp.Spec.Approved = true }, said, bp.Spec.ClusterServiceVersionName, wait, timeout)
 		},
 	}
 	out.bind(cmd)

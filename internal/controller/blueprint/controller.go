@@ -79,7 +79,7 @@ type Reconciler struct {
 	checked  preflightCache
 	crdWaits crdWaits
 	// rechecks: when each change blocked for the installer's rights was last checked again.
-	rechecks rechecked
+	rechecks statuswrite.Throttle
 }
 
 // +kubebuilder:rbac:groups=operators.coreos.com.operator-manager.domain,resources=blueprints,verbs=get;list;watch;create;update;patch;delete
@@ -96,6 +96,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	// The throttle forgets a write once its interval has passed; progressHold asks for up
 	// to SummaryInterval.
 	r.status.Interval = statuswrite.SummaryInterval
+	r.rechecks.Interval = accessRecheck
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}

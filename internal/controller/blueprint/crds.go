@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -148,11 +146,12 @@ func (r *Reconciler) recheckAccess(ctx context.Context, s *scope) (bool, error) 
 		last.Reason != omv1.ReasonInsufficientPermissions || last.CSVName != bp.Spec.ClusterServiceVersionName || last.Generation != bp.Spec.Generation {
 		return false, nil
 	}
-	if wait := r.rechecks.wait(bp.UID, s.now); wait > 0 {
+	// The throttle of status writes, used for when each was last checked.
+	if wait := r.rechecks.WaitSince(bp.UID, accessRecheck, s.now); wait > 0 {
 		statuswrite.RequeueWithin(&s.result, wait)
 		return false, nil
 	}
-	r.rechecks.checked(bp.UID, s.now)
+	r.rechecks.Wrote(bp.UID, s.now)
 	statuswrite.RequeueWithin(&s.result, accessRecheck)
 	work := *last
 	probe := &scope{bp: bp.DeepCopy(), sub: s.sub, id: s.id, now: s.now, work: &work, probe: true}
@@ -176,36 +175,6 @@ func latestAttempt(bp *omv1.Blueprint) *omv1.Revision {
 		}
 	}
 	return nil
-}
-
-// rechecked remembers when each blocked Blueprint was last checked again.
-type rechecked struct {
-	mu   sync.Mutex
-	last map[types.UID]time.Time
-}
-
-// wait is how long until the Blueprint may be checked again (0: now).
-func (c *rechecked) wait(uid types.UID, now time.Time) time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if at, ok := c.last[uid]; ok && now.Sub(at) < accessRecheck {
-		return accessRecheck - now.Sub(at)
-	}
-	return 0
-}
-
-func (c *rechecked) checked(uid types.UID, now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.last == nil {
-		c.last = map[types.UID]time.Time{}
-	}
-	for k, at := range c.last { // a Blueprint gone or no longer blocked is not kept
-		if now.Sub(at) > 10*accessRecheck {
-			delete(c.last, k)
-		}
-	}
-	c.last[uid] = now
 }
 
 func unstructuredString(obj map[string]any, fields ...string) (string, bool, error) {
