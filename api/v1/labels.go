@@ -24,6 +24,12 @@ const (
 	// for a newer generation, so a person's edit of the Blueprint stands.
 	AnnotationSubscriptionGeneration = "operator-manager.domain/subscription-generation"
 
+	// AnnotationInstallShape on a Blueprint is a digest of how its Subscription asks the
+	// operator to be installed (config, target namespaces, ServiceAccount, health): a
+	// person changing it after the change ended Failed is mending it, and the change is
+	// tried again.
+	AnnotationInstallShape = "operator-manager.domain/install-shape"
+
 	// AnnotationRevision on a CSV is the Blueprint revision it is asked to carry out; the
 	// CSV controller restarts the health gate when it changes. The Blueprint controller
 	// writes it, the CSV controller alone writes the CSV's status.

@@ -159,3 +159,38 @@ spec: {startingCSV: cache-operator.1.1.0, catalog: samples, targetNamespaces: [`
 		t.Errorf("retry of a healthy installation: exit %d\n%s", exitCode(err), out)
 	}
 }
+
+// TestConfigMendsAFailedInstall: a first install whose config makes it fail (a node
+// selector no node has) is tried again when the Subscription's config is mended, as a
+// person would expect of their edit; before, the CSV took the new config and turned
+// Succeeded while the installation stayed Failed, "nothing installed".
+func TestConfigMendsAFailedInstall(t *testing.T) {
+	ns := "mended"
+	newNamespace(t, ns)
+	applyYAML(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache}
+spec: {startingCSV: cache-operator.1.1.0, catalog: samples, targetNamespaces: [`+ns+`], health: {timeout: 15s}, config: {nodeSelector: {disk: none-has-this}}}
+`)
+	eventually(t, 2*time.Minute, "the first install Failed", func() bool {
+		bp := &omv1.Blueprint{}
+		return k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "cache"}, bp) == nil && bp.Status.Phase == omv1.BlueprintFailed
+	}, describeSub(t, ns, "cache"))
+	if msg := condition(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionReady).Message; !strings.Contains(msg, "not scheduled") {
+		t.Errorf("Ready does not say the pod could not be scheduled: %s", msg)
+	}
+	sub := getSub(t, ns, "cache")
+	patch := client.MergeFrom(sub.DeepCopy())
+	sub.Spec.Config = nil
+	if err := k8s.Patch(ctx(), sub, patch); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, ns, "cache", 2*time.Minute)
+	if got := historyOf(getBlueprint(t, ns, "cache")); got != "1:cache-operator.v1.1.0:Install:Failed 2:cache-operator.v1.1.0:Install:Succeeded" {
+		t.Errorf("history = %s", got)
+	}
+	if s := getSub(t, ns, "cache"); s.Status.InstalledCSV != "cache-operator.v1.1.0" {
+		t.Errorf("installed %q after the config was mended", s.Status.InstalledCSV)
+	}
+}

@@ -6,6 +6,9 @@ package subscription
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"strings"
 
 	"errors"
@@ -496,6 +499,30 @@ func (r *Reconciler) waitForCatalog(sub *omv1.Subscription, err error) ctrl.Resu
 	return ctrl.Result{RequeueAfter: 5 * time.Second}
 }
 
+// installShape is a digest of how the Subscription asks its operator to be installed, the
+// fields that shape what is rendered and judged: its config, target namespaces,
+// ServiceAccount and health policy (AnnotationInstallShape).
+func installShape(sub *omv1.Subscription) string {
+	data, _ := json.Marshal(struct {
+		Config             *omv1.SubscriptionConfig `json:"config,omitempty"`
+		TargetNamespaces   []string                 `json:"targetNamespaces,omitempty"`
+		ServiceAccountName string                   `json:"serviceAccountName,omitempty"`
+		Health             *omv1.HealthPolicy       `json:"health,omitempty"`
+	}{sub.Spec.Config, sub.Spec.TargetNamespaces, sub.Spec.ServiceAccountName, sub.Spec.Health})
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:8])
+}
+
+// mendsFailure says whether a Subscription whose install shape went from was to shape
+// mends the change its Blueprint holds as Failed: a person changed how the operator is
+// installed (a node selector no node has, too little memory, too short a health timeout)
+// after the change failed. The change is tried again, as `operator-manager retry` does. A
+// change rolled back is not: the older version runs, and the new shape is its own; an
+// unknown earlier shape (a Blueprint from before the annotation) is only recorded.
+func mendsFailure(bp *omv1.Blueprint, was, shape string) bool {
+	return was != "" && was != shape && bp.Status.Phase == omv1.BlueprintFailed && blueprint.Retryable(bp) == nil
+}
+
 // writeBlueprint creates the Blueprint or points it at the resolved CSV, recording the
 // CSV it replaces and bumping its generation.
 func (r *Reconciler) writeBlueprint(ctx context.Context, sub *omv1.Subscription, bp *omv1.Blueprint, exists bool, res *resolution) error {
@@ -507,10 +534,16 @@ func (r *Reconciler) writeBlueprint(ctx context.Context, sub *omv1.Subscription,
 		bp.Name, bp.Namespace = sub.Name, sub.Namespace
 	}
 	patch := client.MergeFrom(bp.DeepCopy())
+	shape, was := installShape(sub), bp.Annotations[omv1.AnnotationInstallShape]
 	bp.Labels = mergeLabels(bp.Labels, map[string]string{omv1.LabelSubscription: sub.Name, omv1.LabelPackage: b.Package})
-	bp.Annotations = mergeLabels(bp.Annotations, map[string]string{omv1.AnnotationSubscriptionGeneration: strconv.FormatInt(sub.Generation, 10)})
+	bp.Annotations = mergeLabels(bp.Annotations, map[string]string{omv1.AnnotationSubscriptionGeneration: strconv.FormatInt(sub.Generation, 10),
+		omv1.AnnotationInstallShape: shape})
 	if exists && bp.Spec.ClusterServiceVersionName == b.CSVName && bp.Spec.BundleDigest == b.Digest {
-		// Same target: only record that this generation was seen.
+		// Same target: only record that this generation was seen, unless it mends a
+		// change that failed.
+		if mendsFailure(bp, was, shape) {
+			blueprint.SetRetry(bp)
+		}
 		return r.Client.Patch(ctx, bp, patch)
 	}
 	if exists {

@@ -1,0 +1,59 @@
+package subscription
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+)
+
+// TestMendsFailure: a change of how the operator is installed, made after the change
+// failed, tries it again; not after a rollback, not without a change of shape, not for a
+// change the manager has not settled, and not when the earlier shape is unknown.
+func TestMendsFailure(t *testing.T) {
+	sub := &omv1.Subscription{Spec: omv1.SubscriptionSpec{StartingCSV: "x.v1", Config: &omv1.SubscriptionConfig{NodeSelector: map[string]string{"disk": "ssd"}}}}
+	before := installShape(sub)
+	mended := sub.DeepCopy()
+	mended.Spec.Config = nil
+	longer := sub.DeepCopy()
+	longer.Spec.Health = &omv1.HealthPolicy{Timeout: &metav1.Duration{Duration: 10 * time.Minute}}
+	paused := sub.DeepCopy()
+	paused.Spec.Paused, paused.Spec.Approval = true, omv1.ApprovalManual
+	if installShape(mended) == before || installShape(longer) == before {
+		t.Fatal("a change of config or health does not change the install shape")
+	}
+	if installShape(paused) != before {
+		t.Error("pausing or the approval changes the install shape: they do not change how the operator is installed")
+	}
+	bp := func(phase omv1.BlueprintPhase) *omv1.Blueprint {
+		b := &omv1.Blueprint{ObjectMeta: metav1.ObjectMeta{Generation: 1}}
+		b.Spec.ClusterServiceVersionName, b.Spec.Generation = "x.v1", 1
+		b.Status.Phase, b.Status.ObservedGeneration = phase, 1
+		b.Status.History = []omv1.Revision{{Revision: 1, CSVName: "x.v1", Generation: 1, Trigger: omv1.TriggerInstall, Outcome: omv1.OutcomeFailed}}
+		return b
+	}
+	unseen := bp(omv1.BlueprintFailed)
+	unseen.Generation = 2
+	for _, tc := range []struct {
+		name      string
+		bp        *omv1.Blueprint
+		was, then string
+		want      bool
+	}{
+		{"failed, config mended", bp(omv1.BlueprintFailed), before, installShape(mended), true},
+		{"failed, a longer health timeout", bp(omv1.BlueprintFailed), before, installShape(longer), true},
+		{"failed, paused: no change of shape", bp(omv1.BlueprintFailed), before, installShape(paused), false},
+		{"rolled back: the older version runs", bp(omv1.BlueprintRolledBack), before, installShape(mended), false},
+		{"succeeded", bp(omv1.BlueprintSucceeded), before, installShape(mended), false},
+		{"failed, a change not yet taken up", unseen, before, installShape(mended), false},
+		{"failed, the earlier shape unknown", bp(omv1.BlueprintFailed), "", installShape(mended), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := mendsFailure(tc.bp, tc.was, tc.then); got != tc.want {
+				t.Errorf("mendsFailure = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
