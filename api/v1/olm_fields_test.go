@@ -29,6 +29,13 @@ func TestSubscriptionOLMFields(t *testing.T) {
 				s.ApprovalMode() != tc.approval || s.OLMStyle() != tc.olm {
 				t.Errorf("package %q catalog %q in %q approval %q olm %v", s.PackageName(), s.CatalogName(), s.CatalogNamespace("ns"), s.ApprovalMode(), s.OLMStyle())
 			}
+			want := ""
+			if tc.catalog != "" {
+				want = tc.catalogNS + "/" + tc.catalog
+			}
+			if got := s.CatalogRef("ns"); got != want {
+				t.Errorf("CatalogRef = %q, want %q", got, want)
+			}
 		})
 	}
 }

@@ -35,6 +35,15 @@ func (s *SubscriptionSpec) CatalogNamespace(ns string) string {
 	return ns
 }
 
+// CatalogRef is the CatalogSource named, "namespace/name" as a Blueprint records it, for
+// a Subscription in namespace ns; empty when none is named (the manager's default).
+func (s *SubscriptionSpec) CatalogRef(ns string) string {
+	if name := s.CatalogName(); name != "" {
+		return s.CatalogNamespace(ns) + "/" + name
+	}
+	return ""
+}
+
 // ApprovalMode is spec.approval, else OLM's spec.installPlanApproval, else Automatic.
 func (s *SubscriptionSpec) ApprovalMode() Approval {
 	switch {

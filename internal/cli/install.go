@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -603,10 +602,8 @@ func newListCmd(g *globals) *cobra.Command {
 			for _, s := range list.Items {
 				row := subscriptionRow{Namespace: s.Namespace, Name: s.Name, Package: s.Status.Package, Installed: s.Status.InstalledVersion,
 					Status: s.Status.Opstatus, Age: duration.HumanDuration(time.Since(s.CreationTimestamp.Time)), Paused: s.Spec.Paused,
-					InstalledCSV: s.Status.InstalledCSV, CurrentCSV: s.Status.CurrentCSV, Revision: s.Status.CurrentRevision}
-				if name := s.Spec.CatalogName(); name != "" {
-					row.Catalog = s.Spec.CatalogNamespace(s.Namespace) + "/" + name
-				}
+					InstalledCSV: s.Status.InstalledCSV, CurrentCSV: s.Status.CurrentCSV, Revision: s.Status.CurrentRevision,
+					Catalog: s.Spec.CatalogRef(s.Namespace)}
 				row.Wanted = s.Spec.StartingCSV
 				if row.Wanted == "" {
 					row.Wanted = strings.TrimSpace(s.Spec.PackageName() + " " + s.Spec.Version)
@@ -779,13 +776,8 @@ func watching(ctx context.Context, c client.Client, sub *omv1.Subscription, csv 
 		return &watches{Error: err.Error()}
 	}
 	w.AllNamespaces, w.Namespaces = targets == nil, targets
-	for _, ns := range targets {
-		n := &corev1.Namespace{}
-		// A read refused (a person without rights on namespaces) tells nothing.
-		if err := c.Get(ctx, client.ObjectKey{Name: ns}, n); apierrors.IsNotFound(err) || (err == nil && !n.DeletionTimestamp.IsZero()) {
-			w.Missing = append(w.Missing, ns)
-		}
-	}
+	// A read refused (a person without rights on namespaces) tells nothing more.
+	w.Missing, _ = operatorgroup.AbsentNamespaces(ctx, c, "", targets)
 	return w
 }
 

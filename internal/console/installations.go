@@ -132,9 +132,7 @@ func rowOf(sub *omv1.Subscription, bp *omv1.Blueprint) row {
 	rw := row{Namespace: sub.Namespace, Name: sub.Name, Package: first(sub.Spec.PackageName(), sub.Status.Package),
 		CSV: sub.Status.InstalledCSV, Version: sub.Status.InstalledVersion, Ready: string(metav1.ConditionUnknown),
 		Revision: sub.Status.CurrentRevision, Paused: sub.Spec.Paused}
-	if name := sub.Spec.CatalogName(); name != "" { // "ns/name", as the Blueprint names the catalog it resolved from
-		rw.Catalog = sub.Spec.CatalogNamespace(sub.Namespace) + "/" + name
-	}
+	rw.Catalog = sub.Spec.CatalogRef(sub.Namespace) // as the Blueprint names the catalog it resolved from
 	conds := sub.Status.Conditions
 	if bp != nil {
 		rw.Package = first(rw.Package, bp.Spec.Package)

@@ -22,6 +22,8 @@ import (
 	"sort"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -349,4 +351,28 @@ func requestsIn(ctx context.Context, c client.Reader, ns string, newList func() 
 		}
 	}
 	return out
+}
+
+// AbsentNamespaces are the target namespaces, other than own, that do not exist or are
+// being deleted, read as metadata (from a controller's cache of the namespaces it
+// watches, or from the API server): the CSV controller leaves out what would go into them,
+// and `status` marks them.
+func AbsentNamespaces(ctx context.Context, c client.Reader, own string, targets []string) ([]string, error) {
+	var absent []string
+	for _, ns := range targets {
+		if ns == "" || ns == own {
+			continue
+		}
+		m := &metav1.PartialObjectMetadata{}
+		m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+		switch err := c.Get(ctx, client.ObjectKey{Name: ns}, m); {
+		case apierrors.IsNotFound(err):
+			absent = append(absent, ns)
+		case err != nil:
+			return absent, fmt.Errorf("reading target namespace %s: %w", ns, err)
+		case !m.DeletionTimestamp.IsZero():
+			absent = append(absent, ns)
+		}
+	}
+	return absent, nil
 }

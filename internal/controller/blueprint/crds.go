@@ -141,9 +141,11 @@ type accessFinding struct {
 // person: retry, or a new version.
 func (r *Reconciler) recheckAccess(ctx context.Context, s *scope) (bool, error) {
 	bp := s.bp
-	last := latestAttempt(bp)
-	if bp.Status.Phase != omv1.BlueprintBlocked || last == nil || last.Outcome != omv1.OutcomeBlocked ||
-		last.Reason != omv1.ReasonInsufficientPermissions || last.CSVName != bp.Spec.ClusterServiceVersionName || last.Generation != bp.Spec.Generation {
+	if bp.Status.Phase != omv1.BlueprintBlocked || !SettledForTarget(bp) {
+		return false, nil
+	}
+	last := latestAttempt(bp) // of the target: SettledForTarget
+	if last.Outcome != omv1.OutcomeBlocked || last.Reason != omv1.ReasonInsufficientPermissions {
 		return false, nil
 	}
 	// The throttle of status writes, used for when each was last checked.
@@ -165,16 +167,6 @@ func (r *Reconciler) recheckAccess(ctx context.Context, s *scope) (bool, error) 
 	}
 	p, err := r.accessProblem(ctx, probe, content, plan)
 	return err == nil && p.message != last.Message, err
-}
-
-// latestAttempt is the newest revision that is not an automatic rollback, or nil.
-func latestAttempt(bp *omv1.Blueprint) *omv1.Revision {
-	for i := len(bp.Status.History) - 1; i >= 0; i-- {
-		if bp.Status.History[i].Trigger != omv1.TriggerRollback {
-			return &bp.Status.History[i]
-		}
-	}
-	return nil
 }
 
 func unstructuredString(obj map[string]any, fields ...string) (string, bool, error) {

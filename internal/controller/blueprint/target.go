@@ -66,14 +66,18 @@ func SettledForTarget(bp *omv1.Blueprint) bool {
 	if bp.Status.Phase == omv1.BlueprintWaitingForApproval || bp.Status.Phase == omv1.BlueprintUpgradeHeld {
 		return true // nothing was attempted yet: the phase is about the target itself
 	}
+	h := latestAttempt(bp)
+	return h != nil && h.CSVName == bp.Spec.ClusterServiceVersionName && h.Generation == bp.Spec.Generation
+}
+
+// latestAttempt is the newest revision that is not an automatic rollback, or nil.
+func latestAttempt(bp *omv1.Blueprint) *omv1.Revision {
 	for i := len(bp.Status.History) - 1; i >= 0; i-- {
-		h := bp.Status.History[i]
-		if h.Trigger == omv1.TriggerRollback {
-			continue
+		if bp.Status.History[i].Trigger != omv1.TriggerRollback {
+			return &bp.Status.History[i]
 		}
-		return h.CSVName == bp.Spec.ClusterServiceVersionName && h.Generation == bp.Spec.Generation
 	}
-	return false
+	return nil
 }
 
 // Retryable says why the Blueprint's change cannot be retried, or nil: only a change

@@ -10,9 +10,6 @@ import (
 	"slices"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -75,7 +72,11 @@ func (r *Reconciler) build(ctx context.Context, s *scope) (bool, error) {
 	for _, a := range objs.APIServices {
 		s.apiServices = append(s.apiServices, a.Name)
 	}
-	if s.absent, err = r.absentNamespaces(ctx, csv.Namespace, targets); err != nil {
+	// What the operator is granted in a target namespace not there (its Roles and
+	// RoleBindings) waits for it: waiting would hold the whole installation (a namespace
+	// named by mistake, or deleted under a running operator). A namespace's creation
+	// reconciles the CSVs that target it (operatorgroup.Namespaces).
+	if s.absent, err = operatorgroup.AbsentNamespaces(ctx, r.Client, csv.Namespace, targets); err != nil {
 		return true, err
 	}
 	all := objs.InApplyOrder()
@@ -95,32 +96,6 @@ func (r *Reconciler) build(ctx context.Context, s *scope) (bool, error) {
 		csv.Status.CRDRepairs = append(csv.Status.CRDRepairs, omv1alpha1.CRDRepair{Name: BundleObjectsRepairName, Changes: objs.Moved})
 	}
 	return false, nil
-}
-
-// absentNamespaces are the target namespaces, other than the CSV's own, that do not exist
-// or are being deleted, read from the cache of namespaces the controller watches: what
-// the operator is granted there (its Roles and RoleBindings) cannot be applied until the
-// namespace is there, and waiting for it would hold the whole installation (a namespace
-// named by mistake, or deleted under a running operator). A namespace's creation
-// reconciles the CSVs that target it (operatorgroup.Namespaces).
-func (r *Reconciler) absentNamespaces(ctx context.Context, own string, targets []string) ([]string, error) {
-	var absent []string
-	for _, ns := range targets {
-		if ns == "" || ns == own {
-			continue
-		}
-		m := &metav1.PartialObjectMetadata{}
-		m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
-		switch err := r.Client.Get(ctx, client.ObjectKey{Name: ns}, m); {
-		case apierrors.IsNotFound(err):
-			absent = append(absent, ns)
-		case err != nil:
-			return nil, fmt.Errorf("reading target namespace %s: %w", ns, err)
-		case !m.DeletionTimestamp.IsZero():
-			absent = append(absent, ns)
-		}
-	}
-	return absent, nil
 }
 
 // absentSuffix is what the render hash adds for the target namespaces absent: a change of
