@@ -79,4 +79,8 @@ const (
 	// runs: the channel's next version would take from installations that depend on it
 	// what they need (an olm.package range, an API). It moves on once they accept it.
 	ReasonHeldForDependents = "HeldForDependents"
+	// ReasonContentChangedInCatalog: the catalog serves the running version with other
+	// content than the one installed (republished under the same name). What runs stays:
+	// a version's content is fixed once it runs.
+	ReasonContentChangedInCatalog = "ContentChangedInCatalog"
 )

@@ -87,3 +87,12 @@ func catalogDigest(pkgs []*Package) string {
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
+
+// ShortDigest is a digest as people read it: its algorithm and the first 12 hex digits
+// ("sha256:11f1aa95ef4c"), as in tables and messages.
+func ShortDigest(d string) string {
+	if algo, hex, ok := strings.Cut(d, ":"); ok && len(hex) > 12 {
+		return algo + ":" + hex[:12]
+	}
+	return d
+}

@@ -430,3 +430,16 @@ func TestBundleByRef(t *testing.T) {
 		})
 	}
 }
+
+func TestShortDigest(t *testing.T) {
+	for in, want := range map[string]string{
+		"sha256:11f1aa95ef4caf59b22bcec08ee247c4244e68fb531f9642436420b43ec576d8": "sha256:11f1aa95ef4c",
+		"sha256:11f1":  "sha256:11f1",
+		"":             "",
+		"not-a-digest": "not-a-digest",
+	} {
+		if got := ShortDigest(in); got != want {
+			t.Errorf("ShortDigest(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -153,7 +153,7 @@ func printCacheRows(tw *tabwriter.Writer, rows []cacheRow, asked bool) {
 				}
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", shortDigest(r.Digest), r.Source, csv, r.Version, humanBytes(r.Size),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", catalog.ShortDigest(r.Digest), r.Source, csv, r.Version, humanBytes(r.Size),
 			duration.HumanDuration(time.Since(r.Cached))+" ago", usedBy)
 	}
 }
@@ -237,13 +237,6 @@ cluster). --dry-run only says what it would remove.`,
 	f.bind(cmd)
 	out.bind(cmd)
 	return cmd
-}
-
-func shortDigest(d string) string {
-	if len(d) > len("sha256:")+12 {
-		return d[:len("sha256:")+12]
-	}
-	return d
 }
 
 func humanBytes(n int64) string {

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -128,26 +129,42 @@ func (s *catalogSource) hasSource() bool {
 	return s.url != "" || s.image != "" || s.address != "" || s.configMap != "" || s.cluster != ""
 }
 
-// fromClusterRef points s at the CatalogSource --catalog names. A bare NAME is looked
-// for in the namespace, then in the manager's namespace, where the default catalog and
-// the catalogs every namespace may use live (as a Subscription's catalog is found).
+// fromClusterRef points s at the CatalogSource --catalog names (see findClusterCatalog).
 func (s *catalogSource) fromClusterRef(ctx context.Context) error {
 	c, ns, err := s.g.clientAndNamespace()
 	if err != nil {
 		return err
 	}
-	key := omv1.CatalogKey(s.cluster, ns)
-	if !strings.Contains(s.cluster, "/") && ns != config.ManagerNamespace {
-		if err := c.Get(ctx, key, &omv1.CatalogSource{}); apierrors.IsNotFound(err) {
-			global := omv1.CatalogKey(s.cluster, config.ManagerNamespace)
-			if err := c.Get(ctx, global, &omv1.CatalogSource{}); err == nil {
-				key = global
-			} else if apierrors.IsNotFound(err) {
-				return fmt.Errorf("--catalog %s: no CatalogSource %s in namespace %s or in the manager's namespace %s (kubectl get catalogsources -A lists them)", s.cluster, s.cluster, ns, config.ManagerNamespace)
-			}
-		}
+	key, err := findClusterCatalog(ctx, c, ns, s.cluster)
+	if err != nil {
+		return err
 	}
 	return s.fromCluster(ctx, c, key)
+}
+
+// findClusterCatalog is the CatalogSource a --catalog names, for the namespace ns:
+// NAMESPACE/NAME as written; a bare NAME is looked for in ns, then in the manager's
+// namespace, where the default catalog and the catalogs every namespace may use live
+// (as a Subscription names them by sourceNamespace). A catalog found nowhere is an error
+// that says where it was looked for. One the caller may not read is taken as written:
+// the manager, not this caller, reads it.
+func findClusterCatalog(ctx context.Context, c client.Client, ns, ref string) (types.NamespacedName, error) {
+	key := omv1.CatalogKey(ref, ns)
+	err := c.Get(ctx, key, &omv1.CatalogSource{})
+	if apierrors.IsNotFound(err) && !strings.Contains(ref, "/") && ns != config.ManagerNamespace {
+		global := omv1.CatalogKey(ref, config.ManagerNamespace)
+		switch err := c.Get(ctx, global, &omv1.CatalogSource{}); {
+		case err == nil:
+			return global, nil
+		case apierrors.IsNotFound(err):
+			return key, fmt.Errorf("--catalog %s: no CatalogSource %s in namespace %s or in the manager's namespace %s (kubectl get catalogsources -A lists them)", ref, ref, ns, config.ManagerNamespace)
+		}
+		return key, nil
+	}
+	if apierrors.IsNotFound(err) {
+		return key, fmt.Errorf("--catalog %s: no CatalogSource %s (kubectl get catalogsources -A lists them)", ref, key)
+	}
+	return key, nil
 }
 
 // resolve reads the cluster's CatalogSource when --catalog names one, once.

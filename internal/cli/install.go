@@ -71,11 +71,23 @@ no flags at all install it again after an uninstall (option: delete).`,
 				return err
 			}
 			spec.Option = omv1.OptionCreate
+			ctx, w := cmd.Context(), out.human(cmd)
+			if spec.Catalog != "" {
+				// Written as the Subscription names it: its name, and the namespace when it is
+				// not the Subscription's own (OLM's sourceNamespace).
+				key, err := findClusterCatalog(ctx, c, ns, spec.Catalog)
+				if err != nil {
+					return err
+				}
+				spec.Catalog = key.Name
+				if key.Namespace != ns {
+					spec.SourceNamespace = key.Namespace
+				}
+			}
 			if health > 0 {
 				spec.Health = &omv1.HealthPolicy{Timeout: &metav1.Duration{Duration: health}}
 			}
 			sub := &omv1.Subscription{ObjectMeta: metav1.ObjectMeta{Name: args[0], Namespace: ns}}
-			ctx, w := cmd.Context(), out.human(cmd)
 			err = c.Get(ctx, client.ObjectKeyFromObject(sub), sub)
 			if err != nil && !apierrors.IsNotFound(err) {
 				return err
@@ -107,6 +119,7 @@ no flags at all install it again after an uninstall (option: delete).`,
 				sub.Spec.Option = omv1.OptionCreate
 				if spec.Catalog != "" {
 					sub.Spec.Source, sub.Spec.Catalog = olmOrOwn(sub.Spec.Source, sub.Spec.Catalog, spec.Catalog)
+					sub.Spec.SourceNamespace = spec.SourceNamespace
 				}
 				if spec.Health != nil {
 					sub.Spec.Health = spec.Health
@@ -138,7 +151,7 @@ no flags at all install it again after an uninstall (option: delete).`,
 	f.StringVar(&spec.Package, "package", "", "the catalog package")
 	f.StringVar(&spec.Channel, "channel", "", "the channel to follow (default: the package's default channel)")
 	f.StringVar(&spec.Version, "version", "", "an exact version or a semver range")
-	f.StringVar(&spec.Catalog, "catalog", "", "a CatalogSource in the namespace (default: the manager's default catalog)")
+	f.StringVar(&spec.Catalog, "catalog", "", "the CatalogSource: NAME (in the namespace, else in the manager's namespace) or NAMESPACE/NAME (default: the manager's default catalog)")
 	f.StringVar((*string)(&spec.Approval), "approval", "", "Manual: each version change waits for operator-manager approve (default: Automatic for a new Subscription, unchanged for one that exists)")
 	f.StringSliceVar(&spec.TargetNamespaces, "target-namespaces", nil, "the namespaces the operator watches (default: all, when the CSV supports it); installations of one package side by side must not overlap")
 	f.StringArrayVar(&windowFlags, "upgrade-window", nil, `when upgrades may start, "SCHEDULE for DURATION [in TIME-ZONE]" ("0 2 * * 1-5 for 2h in Europe/Berlin"); repeat for more; "none" removes them`)

@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
 )
 
 // TestRecommend: when the newest version of a package needs a newer Kubernetes than the
@@ -120,4 +123,32 @@ spec: {startingCSV: cache-operator.1.1.0, catalog: samples, targetNamespaces: [`
 	if want := "no CatalogSource nowhere in namespace " + ns + " or in the manager's namespace " + managerNamespace; err == nil || !strings.Contains(out, want) {
 		t.Errorf("catalog search --catalog nowhere: %v, want an error saying %q:\n%s", err, want, out)
 	}
+
+	// install --catalog finds a catalog as the reading verbs do, and writes it as the
+	// Subscription names it: the manager's "default" by OLM's sourceNamespace.
+	out, err = cli("install", "cache", "--catalog", "nowhere", "-n", ns)
+	if want := "no CatalogSource nowhere in namespace " + ns; exitCode(err) != 1 || !strings.Contains(out, want) {
+		t.Errorf("install --catalog nowhere: %v, want exit 1 saying %q:\n%s", err, want, out)
+	}
+	if s := getSub(t, ns, "cache").Spec; s.Catalog != "samples" || s.SourceNamespace != "" {
+		t.Errorf("install --catalog nowhere changed the Subscription: catalog %q sourceNamespace %q", s.Catalog, s.SourceNamespace)
+	}
+	if out, err := cli("install", "cache", "--catalog", "default", "-n", ns); err != nil {
+		t.Fatalf("install --catalog default: %v\n%s", err, out)
+	}
+	if s := getSub(t, ns, "cache").Spec; s.Catalog != "default" || s.SourceNamespace != managerNamespace {
+		t.Errorf("install --catalog default wrote catalog %q sourceNamespace %q, want default in %s", s.Catalog, s.SourceNamespace, managerNamespace)
+	}
+	// (The e2e manager's default catalog is the community one, without cache-operator: the
+	// Subscription says so, and what runs stays.)
+	eventually(t, time.Minute, "the Subscription resolving in the manager's default catalog", func() bool {
+		return strings.Contains(condition(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionResolved).Message, managerNamespace+"/default")
+	}, describeSub(t, ns, "cache"))
+	if out, err := cli("install", "cache", "--catalog", "samples", "-n", ns); err != nil {
+		t.Fatalf("install --catalog samples: %v\n%s", err, out)
+	}
+	if s := getSub(t, ns, "cache").Spec; s.Catalog != "samples" || s.SourceNamespace != "" {
+		t.Errorf("install --catalog samples wrote catalog %q sourceNamespace %q, want samples of the namespace itself", s.Catalog, s.SourceNamespace)
+	}
+	waitReady(t, ns, "cache", time.Minute)
 }

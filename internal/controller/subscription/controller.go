@@ -245,6 +245,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.
 	} else {
 		// Resolving is pure and cheap, so it runs on every reconcile and the Resolved
 		// condition always reflects the current catalog.
+		was := meta.FindStatusCondition(orig.Status.Conditions, omv1.ConditionResolved)
 		res, err := r.resolve(sub)
 		wait, werr := r.catalogWait(ctx, sub, err)
 		if werr != nil {
@@ -318,6 +319,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.
 				c.Message += fmt.Sprintf("; the Blueprint was pointed at %s by hand, which stands until this Subscription's spec changes", bp.Spec.ClusterServiceVersionName)
 			}
 		}
+		if exists && res != nil {
+			r.markContentChanged(sub, bp, res.bundle, was)
+		}
 	}
 	if exists && (sub.Spec.ApprovalMode() == omv1.ApprovalManual || len(sub.Spec.UpgradeWindows) > 0) {
 		if err := r.approvedDependencies(ctx, sub, bp); err != nil {
@@ -330,6 +334,36 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.
 	}
 	r.markDeprecations(sub) // of what runs, once mirror has said what that is
 	return result, nil
+}
+
+// runsAsInstalled says whether b, the catalog's bundle of the version the Blueprint runs
+// and targets, is to be taken as the content installed even when its digest differs
+// (the version republished under the same name): a version's content is fixed once it
+// runs. Adopting it would reinstall, as a health-gated "upgrade" to the same version, at
+// whatever moment something else made the Subscription write its Blueprint (a config
+// change, a restart), and a catalog's change of layout would reinstall a fleet. A target
+// that does not run yet (it failed, or waits) takes the catalog's content with the next
+// change of the Subscription.
+func runsAsInstalled(bp *omv1.Blueprint, b *catalog.Bundle) bool {
+	return bp.Status.CurrentCSV == b.CSVName && bp.Spec.ClusterServiceVersionName == b.CSVName
+}
+
+// markContentChanged says, on the Resolved condition and once in a Warning event, that the
+// catalog serves the running version with other content than the one installed, which
+// stays (runsAsInstalled). A Resolved condition that says something else already (held,
+// pointed by hand) keeps it.
+func (r *Reconciler) markContentChanged(sub *omv1.Subscription, bp *omv1.Blueprint, b *catalog.Bundle, was *metav1.Condition) {
+	c := meta.FindStatusCondition(sub.Status.Conditions, omv1.ConditionResolved)
+	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != "Resolved" ||
+		!runsAsInstalled(bp, b) || bp.Spec.BundleDigest == "" || bp.Spec.BundleDigest == b.Digest {
+		return
+	}
+	c.Reason = omv1.ReasonContentChangedInCatalog
+	c.Message += fmt.Sprintf("; the catalog now serves %s with other content (%s) than the one installed (%s), which stays: a version's content is fixed once it runs, so the change reaches this cluster when it is published as a new version",
+		b.CSVName, catalog.ShortDigest(b.Digest), catalog.ShortDigest(bp.Spec.BundleDigest))
+	if was == nil || was.Reason != c.Reason || was.Message != c.Message {
+		r.Recorder.Eventf(sub, nil, corev1.EventTypeWarning, c.Reason, "Resolve", "%s", c.Message)
+	}
 }
 
 // intentOf is what the Subscription asks for now. In an OLM Subscription (spec.name),
@@ -538,7 +572,7 @@ func (r *Reconciler) writeBlueprint(ctx context.Context, sub *omv1.Subscription,
 	bp.Labels = mergeLabels(bp.Labels, map[string]string{omv1.LabelSubscription: sub.Name, omv1.LabelPackage: b.Package})
 	bp.Annotations = mergeLabels(bp.Annotations, map[string]string{omv1.AnnotationSubscriptionGeneration: strconv.FormatInt(sub.Generation, 10),
 		omv1.AnnotationInstallShape: shape})
-	if exists && bp.Spec.ClusterServiceVersionName == b.CSVName && bp.Spec.BundleDigest == b.Digest {
+	if exists && bp.Spec.ClusterServiceVersionName == b.CSVName && (bp.Spec.BundleDigest == b.Digest || runsAsInstalled(bp, b)) {
 		// Same target: only record that this generation was seen, unless it mends a
 		// change that failed.
 		if mendsFailure(bp, was, shape) {

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	"github.com/operator-manager/operator-manager/internal/catalog"
 )
 
 // TestMendsFailure: a change of how the operator is installed, made after the change
@@ -53,6 +54,33 @@ func TestMendsFailure(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := mendsFailure(tc.bp, tc.was, tc.then); got != tc.want {
 				t.Errorf("mendsFailure = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestRunsAsInstalled: the catalog's other content of a version is kept out only while
+// that version runs and is the target; a version that does not run yet takes it.
+func TestRunsAsInstalled(t *testing.T) {
+	b := &catalog.Bundle{CSVName: "x.v2", Digest: "sha256:new"}
+	bp := func(target, current string) *omv1.Blueprint {
+		out := &omv1.Blueprint{}
+		out.Spec.ClusterServiceVersionName, out.Spec.BundleDigest, out.Status.CurrentCSV = target, "sha256:old", current
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		bp   *omv1.Blueprint
+		want bool
+	}{
+		{"runs and is the target", bp("x.v2", "x.v2"), true},
+		{"the target, which failed: x.v1 runs", bp("x.v2", "x.v1"), false},
+		{"the target of a first install, not running yet", bp("x.v2", ""), false},
+		{"runs, but pointed elsewhere (a rollback by hand)", bp("x.v1", "x.v2"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := runsAsInstalled(tc.bp, b); got != tc.want {
+				t.Errorf("runsAsInstalled = %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -1,0 +1,106 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+)
+
+// TestRepublishedVersionKeepsItsContent: a catalog that republishes the running version
+// under the same name (cache-operator.v1.1.0 with another image) does not change what
+// runs: a version's content is fixed once it runs. The Subscription says so (Resolved
+// reason ContentChangedInCatalog, a Warning event), and a later change of the
+// Subscription that keeps the version (a config change) re-renders the installed content,
+// with no revision: before, it swapped the content in as an "Upgrade" from 1.1.0 to
+// 1.1.0, at whatever moment something made the Subscription write its Blueprint.
+func TestRepublishedVersionKeepsItsContent(t *testing.T) {
+	ns := "republished"
+	newNamespace(t, ns)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "catalog"}, Data: olmConfigMapData(t, "1.1.0")}
+	if err := k8s.Create(ctx(), cm); err != nil {
+		t.Fatal(err)
+	}
+	createStrict(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: CatalogSource
+metadata: {name: republishing}
+spec: {sourceType: configmap, configMap: catalog, updateStrategy: {registryPoll: {interval: 2s}}}
+`)
+	status := catalogStatus(t, ns, "republishing")
+	eventually(t, time.Minute, "the CatalogSource loads its ConfigMap", catalogLoaded(t, ns, "republishing", 1, 1), status)
+	createStrict(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache}
+spec: {package: cache-operator, version: "1.1.0", catalog: republishing}
+`)
+	uninstallAtEnd(t, ns, "cache")
+	installed := waitRunning(t, ns, "cache", "cache-operator.v1.1.0").Spec.BundleDigest
+	image := func() string {
+		d := &appsv1.Deployment{}
+		if err := k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "cache-operator"}, d); err != nil {
+			t.Fatal(err)
+		}
+		return d.Spec.Template.Spec.Containers[0].Image
+	}
+	const original = "registry.example/samples/cache-operator:1.1.0"
+	if got := image(); got != original {
+		t.Fatalf("image %q installed, want %q", got, original)
+	}
+
+	// The same version republished with a rebuilt image.
+	digest := getCatalogSource(t, ns, "republishing").Status.Digest
+	for k, v := range cm.Data {
+		cm.Data[k] = strings.ReplaceAll(v, original, original+"-rebuilt")
+	}
+	if err := k8s.Update(ctx(), cm); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "the CatalogSource reloaded", func() bool {
+		return getCatalogSource(t, ns, "republishing").Status.Digest != digest
+	}, status)
+	describe := describeSub(t, ns, "cache")
+	eventually(t, time.Minute, "the Subscription saying the catalog changed the running version", func() bool {
+		c := meta.FindStatusCondition(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionResolved)
+		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == omv1.ReasonContentChangedInCatalog &&
+			strings.Contains(c.Message, "the catalog now serves cache-operator.v1.1.0 with other content")
+	}, describe)
+	if !eventIn(t, ns, corev1.EventTypeWarning, omv1.ReasonContentChangedInCatalog, "which stays") {
+		t.Errorf("no Warning event %s in %s", omv1.ReasonContentChangedInCatalog, ns)
+	}
+
+	// A config change keeps the version, so it keeps the content installed.
+	patchSub(t, ns, "cache", func(s *omv1.Subscription) {
+		s.Spec.Config = &omv1.SubscriptionConfig{Env: []corev1.EnvVar{{Name: "FOO", Value: "bar"}}}
+	})
+	eventually(t, 2*time.Minute, "the config reaching the Deployment", func() bool {
+		d := &appsv1.Deployment{}
+		if err := k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "cache-operator"}, d); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range d.Spec.Template.Spec.Containers[0].Env {
+			if e.Name == "FOO" && e.Value == "bar" {
+				return true
+			}
+		}
+		return false
+	}, describe)
+	// Ready again once the gate has judged the new config: the notice is not a fault.
+	waitReady(t, ns, "cache", 2*time.Minute)
+	bp := waitRunning(t, ns, "cache", "cache-operator.v1.1.0")
+	if got := image(); got != original {
+		t.Errorf("image %q after the config change, want the installed %q", got, original)
+	}
+	if bp.Spec.BundleDigest != installed || len(bp.Status.History) != 1 {
+		t.Errorf("Blueprint digest %s with %d revisions after the config change, want the installed %s and 1 revision: %+v",
+			bp.Spec.BundleDigest, len(bp.Status.History), installed, bp.Status.History)
+	}
+}
