@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -413,5 +415,65 @@ spec: {startingCSV: cache-operator.1.1.0, catalog: samples}
 	time.Sleep(5 * time.Second)
 	if err := k8s.Get(ctx(), key, &omv1alpha1.ClusterServiceVersion{}); !apierrors.IsNotFound(err) {
 		t.Errorf("after the uninstall the CSV is there (%v), want it gone", err)
+	}
+}
+
+// TestDeletedCRDIsCreatedAgain: a CRD of the running version deleted by hand (its custom
+// resources go with it, by the API server) is created again from the revision that
+// installed it, as the manager's own ServiceAccount, with its provider record; the
+// history is unchanged and the installation Ready again. Before, it stayed gone while
+// every condition said healthy, and the operator's watches failed.
+func TestDeletedCRDIsCreatedAgain(t *testing.T) {
+	ns := "crd-deleted"
+	newNamespace(t, ns)
+	applyYAML(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache}
+spec: {startingCSV: cache-operator.1.1.0, catalog: samples}
+`)
+	uninstallAtEnd(t, ns, "cache")
+	waitReady(t, ns, "cache", 2*time.Minute)
+	history := historyOf(getBlueprint(t, ns, "cache"))
+	const name = "caches.cache.samples.operator-manager.domain"
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := k8s.Get(ctx(), client.ObjectKey{Name: name}, crd); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Delete(ctx(), crd); err != nil {
+		t.Fatal(err)
+	}
+	again := &apiextensionsv1.CustomResourceDefinition{}
+	eventually(t, 2*time.Minute, "the CRD created again and Established", func() bool {
+		if err := k8s.Get(ctx(), client.ObjectKey{Name: name}, again); err != nil || again.UID == crd.UID {
+			return false
+		}
+		for _, c := range again.Status.Conditions {
+			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+				return true
+			}
+		}
+		return false
+	}, describeSub(t, ns, "cache"))
+	if got := again.Annotations["operator-manager.domain/crd-version"]; got != "1.1.0" {
+		t.Errorf("the CRD created again says it is of version %q, want 1.1.0: %v", got, again.Annotations)
+	}
+	provided := false
+	for k, v := range again.Annotations {
+		provided = provided || strings.HasSuffix(k, ns+".cache") && strings.HasPrefix(v, ns+"/cache ")
+	}
+	if !provided {
+		t.Errorf("the CRD created again lacks the installation's provider record: %v", again.Annotations)
+	}
+	waitReady(t, ns, "cache", time.Minute)
+	if h := historyOf(getBlueprint(t, ns, "cache")); h != history {
+		t.Errorf("history %s, want it unchanged: %s", h, history)
+	}
+	if !eventIn(t, ns, corev1.EventTypeWarning, "CRDRecreated", name) {
+		t.Errorf("no Warning event CRDRecreated naming %s", name)
+	}
+	out, err := cli("status", "cache", "-n", ns)
+	if err != nil || !strings.Contains(out, name+"   "+ns+"/cache cache-operator.v1.1.0") {
+		t.Errorf("status after the CRD came back: %v\n%s", err, out)
 	}
 }

@@ -60,19 +60,9 @@ func (r *Reconciler) recreateCurrent(ctx context.Context, s *scope) (bool, strin
 	if r.children.Is(child, statuswrite.Absent, s.now) {
 		return true, "", nil // created a moment ago; the cache has not seen it yet
 	}
-	files, err := r.Bundles.Get(ctx, bp.Namespace, bp.Name, rev.BundleDigest)
-	if errors.Is(err, bundles.ErrNotKept) {
-		files, err = r.fromCatalog(bp, rev.CSVName, rev.BundleDigest)
-	}
-	if err != nil {
-		return false, err.Error(), nil
-	}
-	content, err := catalog.ContentFromFiles(files)
-	if err != nil {
-		return false, fmt.Sprintf("its bundle %s: %v", rev.BundleDigest, err), nil
-	}
-	if content.CSV.Name != rev.CSVName {
-		return false, fmt.Sprintf("its bundle %s holds CSV %s", rev.BundleDigest, content.CSV.Name), nil
+	content, why, err := r.revisionContent(ctx, bp, rev)
+	if content == nil {
+		return false, why, err
 	}
 	saved := s.work
 	s.work = rev
@@ -85,4 +75,24 @@ func (r *Reconciler) recreateCurrent(ctx context.Context, s *scope) (bool, strin
 	r.event(bp, true, ReasonCSVRecreated, "%s was deleted while its Subscription asks for it: created it again from revision %d, and its objects with it (to uninstall, delete the Subscription or set option: delete)", rev.CSVName, rev.Revision)
 	statuswrite.RequeueWithin(&s.result, 5*time.Second)
 	return true, "", nil
+}
+
+// revisionContent is the bundle a revision installed, from its stored copy (or the
+// catalog); when it cannot be had, why, in words.
+func (r *Reconciler) revisionContent(ctx context.Context, bp *omv1.Blueprint, rev *omv1.Revision) (*catalog.BundleContent, string, error) {
+	files, err := r.Bundles.Get(ctx, bp.Namespace, bp.Name, rev.BundleDigest)
+	if errors.Is(err, bundles.ErrNotKept) {
+		files, err = r.fromCatalog(bp, rev.CSVName, rev.BundleDigest)
+	}
+	if err != nil {
+		return nil, err.Error(), nil
+	}
+	content, err := catalog.ContentFromFiles(files)
+	if err != nil {
+		return nil, fmt.Sprintf("its bundle %s: %v", rev.BundleDigest, err), nil
+	}
+	if content.CSV.Name != rev.CSVName {
+		return nil, fmt.Sprintf("its bundle %s holds CSV %s", rev.BundleDigest, content.CSV.Name), nil
+	}
+	return content, "", nil
 }

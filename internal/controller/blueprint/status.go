@@ -303,6 +303,27 @@ func (r *Reconciler) liveHealth(ctx context.Context, s *scope) error {
 	status, reason, msg := liveVerdict(bp.Status.CurrentCSV, csv)
 	if csv != nil {
 		r.seen(bp, csv.ResourceVersion, s.now)
+		missing, err := r.missingCRDs(ctx, csv)
+		if err != nil {
+			return err
+		}
+		if len(missing) > 0 {
+			made, why, err := r.restoreCRDs(ctx, s, missing)
+			switch {
+			case err != nil:
+				return err
+			case len(made) > 0:
+				// Established within moments; the operator's watches recover with it.
+				status, reason, msg = metav1.ConditionUnknown, ReasonCRDRecreated,
+					fmt.Sprintf("CRD %s of %s was deleted and is being created again", strings.Join(made, ", "), bp.Status.CurrentCSV)
+			default:
+				status, reason, msg = metav1.ConditionFalse, ReasonCRDMissing,
+					fmt.Sprintf("CRD %s of %s is gone", strings.Join(missing, ", "), bp.Status.CurrentCSV)
+				if why != "" {
+					msg += ", and cannot be created again: " + why
+				}
+			}
+		}
 	} else {
 		recreated, why, err := r.recreateCurrent(ctx, s)
 		switch {

@@ -1,0 +1,113 @@
+package blueprint
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
+	"github.com/operator-manager/operator-manager/config"
+	"github.com/operator-manager/operator-manager/internal/kubeapply"
+	"github.com/operator-manager/operator-manager/internal/statuswrite"
+)
+
+// ReasonCRDRecreated: a CRD the running version owns was deleted (by hand) while its
+// Subscription still asks for the operator, so it was created again from the revision
+// that installed it. Its custom resources went with it and are not brought back.
+const ReasonCRDRecreated = "CRDRecreated"
+
+// ReasonCRDMissing: a CRD the running version owns is gone and cannot be created again.
+const ReasonCRDMissing = "CRDMissing"
+
+// missingCRDs lists the CRDs the running CSV owns that the cluster no longer has. Only
+// with CRDs watched: the cache says a CRD is there at no cost, and only one it does not
+// hold is read to confirm it is gone (a CRD created a moment ago may not be cached yet).
+func (r *Reconciler) missingCRDs(ctx context.Context, csv *omv1alpha1.ClusterServiceVersion) ([]string, error) {
+	if !r.CRDs.Watched() {
+		return nil, nil
+	}
+	var missing []string
+	for _, d := range csv.Spec.CustomResourceDefinitions.Owned {
+		if _, ok := r.CRDs.Cached(d.Name); ok || slices.Contains(missing, d.Name) {
+			continue
+		}
+		err := r.APIReader.Get(ctx, client.ObjectKey{Name: d.Name}, &apiextensionsv1.CustomResourceDefinition{})
+		switch {
+		case apierrors.IsNotFound(err):
+			missing = append(missing, d.Name)
+		case err != nil:
+			return nil, err
+		}
+	}
+	return missing, nil
+}
+
+// restoreCRDs creates again the CRDs of the version that runs that were deleted while the
+// Blueprint is settled and its Subscription still asks for the operator: an operator
+// without its CRD fails every watch, and a CRD is the installation's as much as its
+// Deployment is (drift is repaired). Each is the running revision's CRD, as that revision
+// applied it, applied as the installing identity; nothing else is touched. Nothing can be
+// in the way (no custom resource outlives its CRD), so no preflight runs. It returns what
+// it created, or why it could not.
+func (r *Reconciler) restoreCRDs(ctx context.Context, s *scope, missing []string) ([]string, string, error) {
+	bp := s.bp
+	rev := runningRevision(bp)
+	if rev == nil {
+		return nil, "the revision that installed " + bp.Status.CurrentCSV + " is no longer in the history", nil
+	}
+	if s.sub == nil || !s.sub.DeletionTimestamp.IsZero() || s.sub.Spec.Option == omv1.OptionDelete {
+		return nil, "", nil
+	}
+	content, why, err := r.revisionContent(ctx, bp, rev)
+	if content == nil {
+		return nil, why, err
+	}
+	cl, err := r.Identities.For(s.id)
+	if err != nil {
+		return nil, "", err
+	}
+	var made []string
+	for _, u := range content.CRDs {
+		if !slices.Contains(missing, u.GetName()) {
+			continue
+		}
+		crd, _, err := r.contents.repair(rev.BundleDigest, u)
+		if err != nil {
+			return made, fmt.Sprintf("CRD %s of %s: %v", u.GetName(), rev.CSVName, err), nil
+		}
+		hash, err := crdHash(crd, bp.Spec.Package, rev.Version)
+		if err != nil {
+			return made, "", err
+		}
+		annotate(crd, bp.Spec.Package, rev.Version, hash)
+		carryProviders(crd, nil, ProviderKey(bp.Namespace, bp.Name), providerValue(bp, rev.CSVName))
+		// Created, never updated: another installation of the package (side by side) may
+		// have made it again a moment ago, perhaps at a newer version, which stands.
+		crd.ResourceVersion = ""
+		err = cl.Create(ctx, crd, client.FieldOwner(config.FieldOwner))
+		if apierrors.IsAlreadyExists(err) {
+			continue
+		}
+		if err != nil {
+			if refusal := kubeapply.Classify(err); refusal.Permanent {
+				return made, fmt.Sprintf("%s may not create CRD %s again: %v", s.id, crd.Name, err), nil
+			}
+			return made, "", err
+		}
+		r.CRDs.Forget(crd.Name)
+		made = append(made, crd.Name)
+	}
+	if len(made) > 0 {
+		r.event(bp, true, ReasonCRDRecreated, "CRD %s of %s was deleted while its Subscription asks for the operator: created it again from revision %d (the custom resources deleted with it are not brought back)",
+			strings.Join(made, ", "), rev.CSVName, rev.Revision)
+		statuswrite.RequeueWithin(&s.result, 2*time.Second)
+	}
+	return made, "", nil
+}
