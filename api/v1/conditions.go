@@ -83,4 +83,8 @@ const (
 	// content than the one installed (republished under the same name). What runs stays:
 	// a version's content is fixed once it runs.
 	ReasonContentChangedInCatalog = "ContentChangedInCatalog"
+	// ReasonPackageChanged: the Subscription's spec now names another package than the
+	// one its installation is of. Nothing is changed: another operator is another
+	// installation (uninstall this one, or give it its own Subscription).
+	ReasonPackageChanged = "PackageChanged"
 )

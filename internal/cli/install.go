@@ -271,7 +271,7 @@ type doneFunc func(sub *omv1.Subscription, bp *omv1.Blueprint, gone bool) (bool,
 // terminalResolve are the reasons of a Resolved=False that only a change of the spec or
 // the catalog can fix: waiting longer is pointless.
 var terminalResolve = map[string]bool{"PackageNotFound": true, "VersionNotFound": true, "ChannelNotFound": true, "InvalidVersion": true,
-	"PackageAlreadySubscribed": true, "TargetNamespacesOverlap": true, omv1.ReasonUnsatisfiable: true}
+	"PackageAlreadySubscribed": true, "TargetNamespacesOverlap": true, omv1.ReasonUnsatisfiable: true, omv1.ReasonPackageChanged: true}
 
 // installDone ends the wait as soon as the outcome of the change is known: Ready, or a
 // settled Blueprint phase other than Succeeded (RolledBack, Failed, Blocked,

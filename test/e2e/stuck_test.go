@@ -477,3 +477,41 @@ spec: {startingCSV: cache-operator.1.1.0, catalog: samples}
 		t.Errorf("status after the CRD came back: %v\n%s", err, out)
 	}
 }
+
+// TestPackageChangeRefused: a Subscription edited to name another package does not
+// replace its operator with that one (before: a "Downgrade" from cache-operator 1.1.0 to
+// backup-operator 0.2.0, the first operator removed). The change is refused on Resolved,
+// naming what runs; install --wait ends at once with it; nothing on the cluster changes;
+// the package put back, the installation is Ready again with its history as it was.
+func TestPackageChangeRefused(t *testing.T) {
+	ns := "package-change"
+	newNamespace(t, ns)
+	applyYAML(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache}
+spec: {package: cache-operator, version: "1.1.0", catalog: samples}
+`)
+	uninstallAtEnd(t, ns, "cache")
+	waitReady(t, ns, "cache", 2*time.Minute)
+	history := historyOf(getBlueprint(t, ns, "cache"))
+
+	out, err := cli("install", "cache", "--package", "backup-operator", "-n", ns, "--wait", "--timeout", "2m")
+	if exitCode(err) != 3 || !strings.Contains(out, omv1.ReasonPackageChanged) || !strings.Contains(out, "cache-operator.v1.1.0 runs and stays") {
+		t.Errorf("install --package backup-operator over cache-operator: %v, want exit 3 saying %s:\n%s", err, omv1.ReasonPackageChanged, out)
+	}
+	time.Sleep(5 * time.Second) // what a wrong change would have started by now
+	if h := historyOf(getBlueprint(t, ns, "cache")); h != history {
+		t.Errorf("history %s after the refused change, want it unchanged: %s", h, history)
+	}
+	if err := k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "backup-operator"}, &appsv1.Deployment{}); !apierrors.IsNotFound(err) {
+		t.Errorf("backup-operator's Deployment: %v, want none", err)
+	}
+	waitDeploymentAvailable(t, ns, "cache-operator")
+
+	patchSub(t, ns, "cache", func(s *omv1.Subscription) { s.Spec.Package, s.Spec.Version = "cache-operator", "1.1.0" })
+	waitReady(t, ns, "cache", time.Minute)
+	if h := historyOf(getBlueprint(t, ns, "cache")); h != history {
+		t.Errorf("history %s with the package put back, want it unchanged: %s", h, history)
+	}
+}

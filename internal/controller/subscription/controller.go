@@ -256,6 +256,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.
 			// manager says nothing new about the Subscription until it has.
 			return ctrl.Result{RequeueAfter: time.Second}, nil
 		}
+		if err == nil && exists {
+			err = packageChanged(bp, res.bundle)
+		}
 		if err == nil {
 			err = r.checkConflict(ctx, sub, res.bundle)
 		}
@@ -334,6 +337,26 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.
 	}
 	r.markDeprecations(sub) // of what runs, once mirror has said what that is
 	return result, nil
+}
+
+// packageChanged refuses a spec that resolves to another package than the one the
+// Subscription's installation is of (spec.package or OLM's spec.name edited in place).
+// Carried out, it would replace one operator by another as if it were a version change:
+// a "downgrade" from cache-operator 1.1.0 to backup-operator 0.2.0, the history and
+// rollbacks mixing two packages, and installations that depend on the first left without
+// it. Nothing is changed; the message says what to do instead.
+func packageChanged(bp *omv1.Blueprint, b *catalog.Bundle) error {
+	was := bp.Spec.Package
+	if was == "" || was == b.Package {
+		return nil
+	}
+	what := "nothing of it runs"
+	if bp.Status.CurrentCSV != "" {
+		what = bp.Status.CurrentCSV + " runs and stays"
+	}
+	return &resolve.Error{Reason: omv1.ReasonPackageChanged, Message: fmt.Sprintf(
+		"the spec asks for package %s, but this Subscription installed package %s (%s); a Subscription's package does not change: put it back, or uninstall this one (option: delete) and subscribe to %s in a Subscription of its own",
+		b.Package, was, what, b.Package)}
 }
 
 // runsAsInstalled says whether b, the catalog's bundle of the version the Blueprint runs

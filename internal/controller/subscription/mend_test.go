@@ -1,6 +1,8 @@
 package subscription
 
 import (
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -8,6 +10,7 @@ import (
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	"github.com/operator-manager/operator-manager/internal/catalog"
+	"github.com/operator-manager/operator-manager/internal/resolve"
 )
 
 // TestMendsFailure: a change of how the operator is installed, made after the change
@@ -81,6 +84,42 @@ func TestRunsAsInstalled(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := runsAsInstalled(tc.bp, b); got != tc.want {
 				t.Errorf("runsAsInstalled = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestPackageChanged: a spec that now resolves to another package than the installation's
+// is refused, saying what runs; the same package (any version) and a Blueprint that has
+// not recorded its package yet are not.
+func TestPackageChanged(t *testing.T) {
+	bp := func(pkg, current string) *omv1.Blueprint {
+		out := &omv1.Blueprint{}
+		out.Spec.Package, out.Status.CurrentCSV = pkg, current
+		return out
+	}
+	backup := &catalog.Bundle{Package: "backup-operator", CSVName: "backup-operator.v0.2.0"}
+	for _, tc := range []struct {
+		name string
+		bp   *omv1.Blueprint
+		want string // "" for no refusal
+	}{
+		{"same package", bp("backup-operator", "backup-operator.v0.1.0"), ""},
+		{"package not recorded", bp("", ""), ""},
+		{"another package, running", bp("cache-operator", "cache-operator.v1.1.0"), "this Subscription installed package cache-operator (cache-operator.v1.1.0 runs and stays)"},
+		{"another package, nothing runs", bp("cache-operator", ""), "(nothing of it runs)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := packageChanged(tc.bp, backup)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("got %v, want a refusal saying %q", err, tc.want)
+			}
+			var re *resolve.Error
+			if err != nil && (!errors.As(err, &re) || re.Reason != omv1.ReasonPackageChanged) {
+				t.Errorf("refusal %#v, want reason %s", err, omv1.ReasonPackageChanged)
 			}
 		})
 	}
