@@ -56,7 +56,7 @@ func setup(mgr ctrl.Manager, o manager.Options) error {
 	c := mgr.GetClient()
 	w := o.Workers
 	if err := (&catalogsource.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: rec, Store: store, AllowedDirs: o.CatalogDirs, CacheDir: o.CacheDir,
-		Workers: w.CatalogSource}).SetupWithManager(mgr); err != nil {
+		DefaultNamespace: o.Namespace, DefaultDir: o.CatalogDir, Workers: w.CatalogSource}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	defaultCatalog := types.NamespacedName{Namespace: o.Namespace, Name: catalogsource.DefaultName}

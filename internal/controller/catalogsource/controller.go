@@ -47,6 +47,10 @@ type Reconciler struct {
 	AllowedDirs []string
 	// Load reads a directory catalog; catalog.LoadIfChanged by default.
 	Load func(dir string, previous *catalog.Catalog) (*catalog.Catalog, bool, error)
+	// DefaultNamespace and DefaultDir are where the default CatalogSource lives and the
+	// directory it reads (--catalog): deleted, it is created again (EnsureDefault), as it
+	// is at start. Empty DefaultDir: no default catalog is kept.
+	DefaultNamespace, DefaultDir string
 	// CacheDir is the manager's bundle cache directory (--cache-dir); the bundles of
 	// HTTP sources are kept in its RemoteCacheSubdir. Empty means a directory under
 	// os.TempDir().
@@ -100,7 +104,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if err := r.Client.Get(ctx, req.NamespacedName, cs); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.forget(req.NamespacedName)
-			return ctrl.Result{}, nil
+			return ctrl.Result{}, r.keepDefault(ctx, req.NamespacedName)
 		}
 		return ctrl.Result{}, err
 	}

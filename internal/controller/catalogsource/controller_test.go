@@ -104,11 +104,29 @@ func TestDefaultCatalogSource(t *testing.T) {
 		t.Fatalf("Ready = %+v", c)
 	}
 	if cs.Spec.Directory != sample || cs.Status.Packages != 4 || cs.Status.Bundles != 10 || cs.Status.RejectedCount != 0 {
-		t.Errorf("directory %s, %d packages, %d bundles, %d rejected; want %s, 3, 8, 0 (rejected: %v)",
+		t.Errorf("directory %s, %d packages, %d bundles, %d rejected; want %s, 4, 10, 0 (rejected: %v)",
 			cs.Spec.Directory, cs.Status.Packages, cs.Status.Bundles, cs.Status.RejectedCount, sample, cs.Status.Rejected)
 	}
 	if !strings.HasPrefix(cs.Status.Digest, "sha256:") || cs.Status.LastSync == nil {
 		t.Errorf("digest %q lastSync %v", cs.Status.Digest, cs.Status.LastSync)
+	}
+}
+
+// TestDefaultCatalogSourceKept: the default CatalogSource deleted by hand is created
+// again at once, pointing at the --catalog directory, and loads; before, it stayed gone
+// (every Subscription naming no catalog stopped resolving) until the manager restarted.
+func TestDefaultCatalogSourceKept(t *testing.T) {
+	old := waitFor(t, catalogsource.DefaultName, func(cs *omv1.CatalogSource) bool { return ready(cs) != nil })
+	if err := k8s.Delete(context.Background(), old); err != nil {
+		t.Fatal(err)
+	}
+	cs := waitFor(t, catalogsource.DefaultName, func(cs *omv1.CatalogSource) bool {
+		c := ready(cs)
+		return cs.UID != old.UID && c != nil && c.Status == metav1.ConditionTrue
+	})
+	if cs.Spec.Directory != sample || cs.Labels[catalogsource.ManagedByLabel] != "operator-manager" || cs.Status.Bundles != 10 {
+		t.Errorf("the default created again: directory %s, labels %v, %d bundles; want %s, managed by operator-manager, 10",
+			cs.Spec.Directory, cs.Labels, cs.Status.Bundles, sample)
 	}
 }
 

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -49,4 +51,19 @@ func EnsureDefault(ctx context.Context, c client.Client, namespace, dir string) 
 		return fmt.Errorf("pointing the default CatalogSource %s at %s: %w", key, dir, err)
 	}
 	return nil
+}
+
+// keepDefault creates the default CatalogSource again once it is deleted: every
+// Subscription that names no catalog resolves in it, and "kept" means kept, not "made
+// at start" (before, a deleted default stopped every such installation until the manager
+// restarted). A namespace being deleted (the manager uninstalled) is left to go.
+func (r *Reconciler) keepDefault(ctx context.Context, key types.NamespacedName) error {
+	if r.DefaultDir == "" || key != (types.NamespacedName{Namespace: r.DefaultNamespace, Name: DefaultName}) {
+		return nil
+	}
+	err := EnsureDefault(ctx, r.Client, r.DefaultNamespace, r.DefaultDir)
+	if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) || apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
 }

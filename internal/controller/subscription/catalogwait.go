@@ -34,7 +34,7 @@ const opstatusWaitingForCatalog = "waiting for catalog"
 // "spec.source"; "" for the manager's default catalog).
 func judgeCatalog(key types.NamespacedName, namedBy string, cs *omv1.CatalogSource) catalogWait {
 	if cs == nil && namedBy == "" {
-		return catalogWait{message: fmt.Sprintf("CatalogSource %s, the default catalog, does not exist: the manager creates it when it starts (from its --catalog); or name another CatalogSource in spec.catalog", key)}
+		return catalogWait{message: fmt.Sprintf("CatalogSource %s, the default catalog, does not exist: a manager started with --catalog creates it (again, once deleted) within moments; or name another CatalogSource in spec.catalog", key)}
 	}
 	if cs == nil {
 		return catalogWait{message: fmt.Sprintf("CatalogSource %s does not exist (%s names a CatalogSource of namespace %s)", key, namedBy, key.Namespace)}

@@ -34,7 +34,7 @@ func TestJudgeCatalog(t *testing.T) {
 		{name: "no such CatalogSource, named in OLM's words", namedBy: "spec.source", cs: nil,
 			says: []string{"CatalogSource team-a/community does not exist", "spec.source names"}},
 		{name: "the default catalog is gone: not what the Subscription named", cs: nil,
-			says: []string{"CatalogSource team-a/community, the default catalog, does not exist", "the manager creates it when it starts", "name another CatalogSource in spec.catalog"}},
+			says: []string{"CatalogSource team-a/community, the default catalog, does not exist", "a manager started with --catalog creates it", "name another CatalogSource in spec.catalog"}},
 		{name: "first load under way: nothing said yet", cs: source(1, 0), loading: true,
 			says: []string{"catalog team-a/community is not loaded yet", "is loading it", "kubectl get catalogsource -n team-a community"}},
 		{name: "loaded by another process (a restart, a new leader)", cs: source(1, 1, ready(metav1.ConditionTrue, omv1.ReasonLoaded, "3 packages", 1)), quiet: true},
