@@ -87,4 +87,8 @@ const (
 	// one its installation is of. Nothing is changed: another operator is another
 	// installation (uninstall this one, or give it its own Subscription).
 	ReasonPackageChanged = "PackageChanged"
+	// ReasonNotInCatalog: the version the Subscription asks for runs, and its catalog no
+	// longer offers it (pulled, or the package removed). It keeps running from its stored
+	// bundle: Resolved stays True, since nothing is to be done for what is asked.
+	ReasonNotInCatalog = "NotInCatalog"
 )

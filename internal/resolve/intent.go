@@ -196,3 +196,26 @@ func abbreviate(items []string, max int) string {
 	}
 	return strings.Join(items[:max], ", ") + fmt.Sprintf(", ... (%d more)", len(items)-max)
 }
+
+// Satisfies reports whether the version an installation runs (csv, of package pkg, at
+// version v) is what the intent asks for, without a catalog: the CSV startingCSV names
+// (by its name or as <package>.<version> or <package>.v<version>), or a version of the
+// package that is the one spec.version names, or in its range, or any (a channel). It
+// tells a running installation that the catalog no longer offers from one that is wrong.
+func Satisfies(in Intent, pkg, csv string, v semver.Version) bool {
+	if in.StartingCSV != "" {
+		s := in.StartingCSV
+		return s == csv || s == pkg+"."+v.String() || s == pkg+".v"+v.String()
+	}
+	if in.Package != pkg {
+		return false
+	}
+	if in.Version == "" {
+		return true
+	}
+	if want, err := parseVersion(in.Version); err == nil {
+		return want.Equals(v)
+	}
+	rng, err := catalog.ParseVersionRange(in.Version)
+	return err == nil && rng.Contains(v)
+}

@@ -104,3 +104,53 @@ spec: {package: cache-operator, version: "1.1.0", catalog: republishing}
 			bp.Spec.BundleDigest, len(bp.Status.History), installed, bp.Status.History)
 	}
 }
+
+// TestPulledVersionKeepsRunning: a catalog that stops offering the version a Subscription
+// pins, while it runs, leaves it running, Ready: Resolved stays True with reason
+// NotInCatalog and a Warning event, naming what the catalog has. Before, the Subscription
+// turned Ready False (VersionNotFound), a failure an alert pages for, for a version that
+// ran and was healthy.
+func TestPulledVersionKeepsRunning(t *testing.T) {
+	ns := "pulled"
+	newNamespace(t, ns)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "catalog"}, Data: olmConfigMapData(t, "1.1.0", "1.2.0")}
+	if err := k8s.Create(ctx(), cm); err != nil {
+		t.Fatal(err)
+	}
+	createStrict(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: CatalogSource
+metadata: {name: pulling}
+spec: {sourceType: configmap, configMap: catalog, updateStrategy: {registryPoll: {interval: 2s}}}
+`)
+	status := catalogStatus(t, ns, "pulling")
+	eventually(t, time.Minute, "the CatalogSource loads its ConfigMap", catalogLoaded(t, ns, "pulling", 1, 2), status)
+	createStrict(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache}
+spec: {package: cache-operator, version: "1.1.0", catalog: pulling}
+`)
+	uninstallAtEnd(t, ns, "cache")
+	waitRunning(t, ns, "cache", "cache-operator.v1.1.0")
+	waitReady(t, ns, "cache", time.Minute)
+
+	cm.Data = olmConfigMapData(t, "1.2.0")
+	if err := k8s.Update(ctx(), cm); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "the CatalogSource reloaded without 1.1.0", catalogLoaded(t, ns, "pulling", 1, 1), status)
+	eventually(t, time.Minute, "the Subscription saying 1.1.0 runs though its catalog no longer offers it", func() bool {
+		c := meta.FindStatusCondition(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionResolved)
+		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == omv1.ReasonNotInCatalog &&
+			strings.Contains(c.Message, "cache-operator.v1.1.0 runs, as asked, and stays") && strings.Contains(c.Message, "it has 1.2.0")
+	}, describeSub(t, ns, "cache"))
+	sub := waitReady(t, ns, "cache", time.Minute)
+	if sub.Status.InstalledCSV != "cache-operator.v1.1.0" {
+		t.Errorf("installed %s, want cache-operator.v1.1.0 still", sub.Status.InstalledCSV)
+	}
+	if !eventIn(t, ns, corev1.EventTypeWarning, omv1.ReasonNotInCatalog, "no longer offers it") {
+		t.Errorf("no Warning event %s", omv1.ReasonNotInCatalog)
+	}
+	waitDeploymentAvailable(t, ns, "cache-operator")
+}

@@ -265,6 +265,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.
 		switch {
 		case wait != nil && wait.loading:
 			result = r.waitForCatalog(sub, err)
+		case err != nil && exists && notInCatalog(sub, bp, err) != "":
+			msg := notInCatalog(sub, bp, err)
+			if was == nil || was.Reason != omv1.ReasonNotInCatalog || was.Message != msg {
+				r.Recorder.Eventf(sub, nil, corev1.EventTypeWarning, omv1.ReasonNotInCatalog, "Resolve", "%s", msg)
+			}
+			setCondition(sub, omv1.ConditionResolved, true, omv1.ReasonNotInCatalog, msg)
 		case err != nil:
 			if result, err = r.resolveFailed(sub, err); err != nil {
 				return result, err
@@ -337,6 +343,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.
 	}
 	r.markDeprecations(sub) // of what runs, once mirror has said what that is
 	return result, nil
+}
+
+// notInCatalog says, when the catalog no longer offers what the Subscription asks for
+// (a version pulled, the package removed) but that is what runs, settled, that it runs
+// as asked and stays; "" otherwise. A person who pinned a version is not told that the
+// Subscription failed (Ready False, a paging alert) for a version that runs and is
+// healthy; what runs is kept in the installation's stored bundle, for a rollback too.
+func notInCatalog(sub *omv1.Subscription, bp *omv1.Blueprint, err error) string {
+	var re *resolve.Error
+	if !errors.As(err, &re) || (re.Reason != omv1.ReasonVersionNotFound && re.Reason != omv1.ReasonPackageNotFound) {
+		return ""
+	}
+	current := bp.Status.CurrentCSV
+	v, verr := semver.ParseTolerant(bp.Status.CurrentVersion)
+	if current == "" || current != bp.Spec.ClusterServiceVersionName || verr != nil || !resolve.Satisfies(intentOf(sub), bp.Spec.Package, current, v) {
+		return ""
+	}
+	return fmt.Sprintf("%s runs, as asked, and stays: its catalog no longer offers it (%s)", current, re.Message)
 }
 
 // packageChanged refuses a spec that resolves to another package than the one the

@@ -124,3 +124,39 @@ func TestPackageChanged(t *testing.T) {
 		})
 	}
 }
+
+// TestNotInCatalog: a pulled version that runs as asked is said to stay; one that does not
+// run, runs while another is the target, or is not what is asked, and other failures, are
+// failures still.
+func TestNotInCatalog(t *testing.T) {
+	pinned := &omv1.Subscription{Spec: omv1.SubscriptionSpec{Package: "cache-operator", Version: "1.1.0"}}
+	bp := func(target, current, version string) *omv1.Blueprint {
+		out := &omv1.Blueprint{}
+		out.Spec.Package, out.Spec.ClusterServiceVersionName = "cache-operator", target
+		out.Status.CurrentCSV, out.Status.CurrentVersion = current, version
+		return out
+	}
+	pulled := &resolve.Error{Reason: omv1.ReasonVersionNotFound, Message: `package "cache-operator" in catalog x has no version "1.1.0"; it has 1.2.0`}
+	for _, tc := range []struct {
+		name string
+		bp   *omv1.Blueprint
+		err  error
+		want bool
+	}{
+		{"runs as asked", bp("cache-operator.v1.1.0", "cache-operator.v1.1.0", "1.1.0"), pulled, true},
+		{"not installed yet", bp("cache-operator.v1.1.0", "", ""), pulled, false},
+		{"another version runs (a change under way)", bp("cache-operator.v1.1.0", "cache-operator.v1.0.0", "1.0.0"), pulled, false},
+		{"runs, but not what is asked", bp("cache-operator.v1.2.0", "cache-operator.v1.2.0", "1.2.0"), pulled, false},
+		{"another failure", bp("cache-operator.v1.1.0", "cache-operator.v1.1.0", "1.1.0"), &resolve.Error{Reason: omv1.ReasonCatalogNotReady, Message: "x"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := notInCatalog(pinned, tc.bp, tc.err)
+			if (got != "") != tc.want {
+				t.Errorf("notInCatalog = %q, want said: %v", got, tc.want)
+			}
+			if got != "" && !strings.Contains(got, "cache-operator.v1.1.0 runs, as asked, and stays") {
+				t.Errorf("notInCatalog = %q", got)
+			}
+		})
+	}
+}
