@@ -24,24 +24,7 @@ import (
 func TestRepublishedVersionKeepsItsContent(t *testing.T) {
 	ns := "republished"
 	newNamespace(t, ns)
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "catalog"}, Data: olmConfigMapData(t, "1.1.0")}
-	if err := k8s.Create(ctx(), cm); err != nil {
-		t.Fatal(err)
-	}
-	createStrict(t, ns, `
-apiVersion: operators.coreos.com.operator-manager.domain/v1
-kind: CatalogSource
-metadata: {name: republishing}
-spec: {sourceType: configmap, configMap: catalog, updateStrategy: {registryPoll: {interval: 2s}}}
-`)
-	status := catalogStatus(t, ns, "republishing")
-	eventually(t, time.Minute, "the CatalogSource loads its ConfigMap", catalogLoaded(t, ns, "republishing", 1, 1), status)
-	createStrict(t, ns, `
-apiVersion: operators.coreos.com.operator-manager.domain/v1
-kind: Subscription
-metadata: {name: cache}
-spec: {package: cache-operator, version: "1.1.0", catalog: republishing}
-`)
+	cm, status := pinnedFromConfigMap(t, ns, "republishing", "1.1.0")
 	uninstallAtEnd(t, ns, "cache")
 	installed := waitRunning(t, ns, "cache", "cache-operator.v1.1.0").Spec.BundleDigest
 	image := func() string {
@@ -113,24 +96,7 @@ spec: {package: cache-operator, version: "1.1.0", catalog: republishing}
 func TestPulledVersionKeepsRunning(t *testing.T) {
 	ns := "pulled"
 	newNamespace(t, ns)
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "catalog"}, Data: olmConfigMapData(t, "1.1.0", "1.2.0")}
-	if err := k8s.Create(ctx(), cm); err != nil {
-		t.Fatal(err)
-	}
-	createStrict(t, ns, `
-apiVersion: operators.coreos.com.operator-manager.domain/v1
-kind: CatalogSource
-metadata: {name: pulling}
-spec: {sourceType: configmap, configMap: catalog, updateStrategy: {registryPoll: {interval: 2s}}}
-`)
-	status := catalogStatus(t, ns, "pulling")
-	eventually(t, time.Minute, "the CatalogSource loads its ConfigMap", catalogLoaded(t, ns, "pulling", 1, 2), status)
-	createStrict(t, ns, `
-apiVersion: operators.coreos.com.operator-manager.domain/v1
-kind: Subscription
-metadata: {name: cache}
-spec: {package: cache-operator, version: "1.1.0", catalog: pulling}
-`)
+	cm, status := pinnedFromConfigMap(t, ns, "pulling", "1.1.0", "1.2.0")
 	uninstallAtEnd(t, ns, "cache")
 	waitRunning(t, ns, "cache", "cache-operator.v1.1.0")
 	waitReady(t, ns, "cache", time.Minute)
@@ -153,4 +119,30 @@ spec: {package: cache-operator, version: "1.1.0", catalog: pulling}
 		t.Errorf("no Warning event %s", omv1.ReasonNotInCatalog)
 	}
 	waitDeploymentAvailable(t, ns, "cache-operator")
+}
+
+// pinnedFromConfigMap makes an OLM ConfigMap catalog of cache-operator's sample versions
+// (polled every 2 s) in ns as CatalogSource name, and the Subscription "cache" pinned to
+// 1.1.0 from it. It returns the ConfigMap, for the test to change, and the catalog's status.
+func pinnedFromConfigMap(t *testing.T, ns, name string, versions ...string) (*corev1.ConfigMap, func() string) {
+	t.Helper()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "catalog"}, Data: olmConfigMapData(t, versions...)}
+	if err := k8s.Create(ctx(), cm); err != nil {
+		t.Fatal(err)
+	}
+	createStrict(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: CatalogSource
+metadata: {name: `+name+`}
+spec: {sourceType: configmap, configMap: catalog, updateStrategy: {registryPoll: {interval: 2s}}}
+`)
+	status := catalogStatus(t, ns, name)
+	eventually(t, time.Minute, "the CatalogSource loads its ConfigMap", catalogLoaded(t, ns, name, 1, int32(len(versions))), status)
+	createStrict(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache}
+spec: {package: cache-operator, version: "1.1.0", catalog: `+name+`}
+`)
+	return cm, status
 }
