@@ -96,8 +96,10 @@ func (r *Reconciler) restoreCRDs(ctx context.Context, s *scope, missing []string
 			continue
 		}
 		if err != nil {
-			if refusal := kubeapply.Classify(err); refusal.Permanent {
+			if refusal := kubeapply.Classify(err); refusal.Reason == omv1.ReasonInsufficientPermissions {
 				return made, fmt.Sprintf("%s may not create CRD %s again: %v", s.id, crd.Name, err), nil
+			} else if refusal.Permanent {
+				return made, fmt.Sprintf("the API server refused CRD %s: %v", crd.Name, err), nil
 			}
 			return made, "", err
 		}
