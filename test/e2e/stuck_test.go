@@ -515,3 +515,32 @@ spec: {package: cache-operator, version: "1.1.0", catalog: samples}
 		t.Errorf("history %s with the package put back, want it unchanged: %s", h, history)
 	}
 }
+
+// TestDeletedBlueprintIsSaid: a Blueprint deleted by hand (not an uninstall) takes its
+// operator with it, and the Subscription installs it again; the Subscription says so in
+// a Warning event, naming what to do to uninstall, since the Blueprint's history is gone.
+func TestDeletedBlueprintIsSaid(t *testing.T) {
+	ns := "blueprint-deleted"
+	newNamespace(t, ns)
+	applyYAML(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache}
+spec: {startingCSV: cache-operator.1.1.0, catalog: samples}
+`)
+	uninstallAtEnd(t, ns, "cache")
+	waitReady(t, ns, "cache", 2*time.Minute)
+	bp := getBlueprint(t, ns, "cache")
+	if err := k8s.Delete(ctx(), bp); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*time.Minute, "a new Blueprint running cache-operator.v1.1.0", func() bool {
+		again := &omv1.Blueprint{}
+		return k8s.Get(ctx(), client.ObjectKeyFromObject(bp), again) == nil && again.UID != bp.UID &&
+			again.Status.CurrentCSV == "cache-operator.v1.1.0" && again.Status.Phase == omv1.BlueprintSucceeded
+	}, describeSub(t, ns, "cache"))
+	waitReady(t, ns, "cache", time.Minute)
+	if !eventIn(t, ns, corev1.EventTypeWarning, "BlueprintDeleted", "set spec.option: delete") {
+		t.Error("no Warning event BlueprintDeleted on the Subscription")
+	}
+}

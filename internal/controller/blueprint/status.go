@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -480,6 +481,10 @@ func (r *Reconciler) prune(ctx context.Context, s *scope) error {
 	return nil
 }
 
+// ReasonBlueprintDeleted: a Blueprint was deleted while its Subscription still asks for
+// the operator (not an uninstall); told on the Subscription.
+const ReasonBlueprintDeleted = "BlueprintDeleted"
+
 // finalize deletes the Blueprint's CSVs (whose finalizers remove what they installed) and
 // waits until they are gone. CRDs stay: custom resources outlive the operator.
 func (r *Reconciler) finalize(ctx context.Context, bp *omv1.Blueprint) (ctrl.Result, error) {
@@ -517,6 +522,14 @@ func (r *Reconciler) finalize(ctx context.Context, bp *omv1.Blueprint) (ctrl.Res
 	r.forgetProviders(ctx, bp, sub)
 	if err := r.deleteCRDs(ctx, bp, sub); err != nil {
 		return ctrl.Result{}, err
+	}
+	if sub != nil && sub.DeletionTimestamp.IsZero() && sub.Spec.Option != omv1.OptionDelete && bp.Status.CurrentCSV != "" {
+		// Not an uninstall: the Blueprint itself was deleted (by hand). Its operator went
+		// with it and the Subscription installs it again; the person is told so where
+		// they look, since the Blueprint and its history are gone.
+		r.Recorder.Eventf(sub, nil, corev1.EventTypeWarning, ReasonBlueprintDeleted, "Uninstall",
+			"Blueprint %s was deleted while this Subscription asks for the operator: %s was uninstalled with it (custom resources and CRDs kept) and is installed again as this Subscription asks; its revision history is gone. To uninstall, delete the Subscription or set spec.option: delete",
+			bp.Name, bp.Status.CurrentCSV)
 	}
 	patch := client.MergeFrom(bp.DeepCopy())
 	controllerutil.RemoveFinalizer(bp, omv1.Finalizer)
