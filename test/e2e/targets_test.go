@@ -177,9 +177,10 @@ spec: {startingCSV: cache-operator.1.1.0, catalog: samples, targetNamespaces: [`
 		bp := &omv1.Blueprint{}
 		return k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "cache"}, bp) == nil && bp.Status.Phase == omv1.BlueprintFailed
 	}, describeSub(t, ns, "cache"))
-	if msg := condition(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionReady).Message; !strings.Contains(msg, "not scheduled") {
-		t.Errorf("Ready does not say the pod could not be scheduled: %s", msg)
-	}
+	// The Subscription mirrors the Blueprint a moment later.
+	eventually(t, 30*time.Second, "Ready saying the pod could not be scheduled", func() bool {
+		return strings.Contains(condition(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionReady).Message, "not scheduled")
+	}, describeSub(t, ns, "cache"))
 	sub := getSub(t, ns, "cache")
 	patch := client.MergeFrom(sub.DeepCopy())
 	sub.Spec.Config = nil

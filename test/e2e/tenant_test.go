@@ -202,7 +202,9 @@ spec: {startingCSV: cache-operator.1.1.0, catalog: samples, serviceAccountName: 
 		}
 	}
 	eventually(t, time.Minute, "blocked: the ServiceAccount does not exist", blocked("ServiceAccount team-c/latecomer does not exist"), describeSub(t, ns, "cache"))
-	before := getBlueprint(t, ns, "cache").ResourceVersion
+	// Measured from a quiet moment: the block's own writes (its status, then what follows
+	// it within moments on a loaded machine) are not the recheck's.
+	before := quietBlueprint(t, ns, "cache")
 	time.Sleep(35 * time.Second) // past a recheck: nothing changed, nothing is written
 	if after := getBlueprint(t, ns, "cache").ResourceVersion; after != before {
 		t.Errorf("the Blueprint was written while nothing changed: %s\n%s", historyOf(getBlueprint(t, ns, "cache")), describeSub(t, ns, "cache")())
@@ -234,4 +236,21 @@ spec: {startingCSV: cache-operator.1.1.0, catalog: samples, serviceAccountName: 
 	if got := historyOf(getBlueprint(t, ns, "cache")); got != "1:cache-operator.v1.1.0:Install:Blocked 2:cache-operator.v1.1.0:Retry:Blocked 3:cache-operator.v1.1.0:Retry:Succeeded" {
 		t.Errorf("history = %s", got)
 	}
+}
+
+// quietBlueprint waits until the Blueprint has not been written for 5 s (at most a
+// minute) and returns its resourceVersion.
+func quietBlueprint(t *testing.T, ns, name string) string {
+	t.Helper()
+	rv := getBlueprint(t, ns, name).ResourceVersion
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); {
+		time.Sleep(5 * time.Second)
+		now := getBlueprint(t, ns, name).ResourceVersion
+		if now == rv {
+			return rv
+		}
+		rv = now
+	}
+	t.Fatalf("Blueprint %s/%s written again and again for a minute while blocked", ns, name)
+	return ""
 }
