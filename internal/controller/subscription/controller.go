@@ -262,15 +262,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.
 		if err == nil {
 			err = r.checkConflict(ctx, sub, res.bundle)
 		}
+		kept := notInCatalog(sub, bp, err) // "" without an error, or without a Blueprint
 		switch {
 		case wait != nil && wait.loading:
 			result = r.waitForCatalog(sub, err)
-		case err != nil && exists && notInCatalog(sub, bp, err) != "":
-			msg := notInCatalog(sub, bp, err)
-			if was == nil || was.Reason != omv1.ReasonNotInCatalog || was.Message != msg {
-				r.Recorder.Eventf(sub, nil, corev1.EventTypeWarning, omv1.ReasonNotInCatalog, "Resolve", "%s", msg)
+		case kept != "":
+			if was == nil || was.Reason != omv1.ReasonNotInCatalog || was.Message != kept {
+				r.Recorder.Eventf(sub, nil, corev1.EventTypeWarning, omv1.ReasonNotInCatalog, "Resolve", "%s", kept)
 			}
-			setCondition(sub, omv1.ConditionResolved, true, omv1.ReasonNotInCatalog, msg)
+			setCondition(sub, omv1.ConditionResolved, true, omv1.ReasonNotInCatalog, kept)
 		case err != nil:
 			if result, err = r.resolveFailed(sub, err); err != nil {
 				return result, err
