@@ -9,7 +9,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -17,6 +16,7 @@ import (
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
+	"github.com/operator-manager/operator-manager/test/harness"
 )
 
 func getBlueprint(t *testing.T, ns, name string) *omv1.Blueprint {
@@ -325,24 +325,16 @@ metadata: {name: cache}
 spec: {startingCSV: cache-operator.1.1.0, catalog: samples, health: {timeout: 90s}}
 `)
 	waitRunning(t, ns, "cache", "cache-operator.v1.1.0")
-	// An upgrade on the local cluster takes about a second, too short to land a kill in
-	// by looking (CI once saw it begin and end between two looks). A quota of the one pod
-	// that runs holds the new version's pod back, so the upgrade stays under way until the
-	// quota goes, which happens while the manager is down. The health timeout leaves room
-	// for a slow restart: a deadline passed while down would fail the upgrade instead.
-	quota := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "hold", Namespace: ns},
-		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("1")}}}
-	if err := k8s.Create(ctx(), quota); err != nil {
-		t.Fatal(err)
-	}
+	// The quota holds the new version's pod back, so the upgrade stays under way until it
+	// goes, which happens while the manager is down. The health timeout leaves room for a
+	// slow restart: a deadline passed while down would fail the upgrade instead.
+	release := harness.HoldPods(t, k8s, ns, 1)
 	setStartingCSV(t, ns, "cache", "cache-operator.1.2.0")
 	eventually(t, time.Minute, "upgrade under way", func() bool {
 		return getBlueprint(t, ns, "cache").Status.Phase == omv1.BlueprintUpgrading
 	}, describeSub(t, ns, "cache"))
 	killManager(t)
-	if err := k8s.Delete(ctx(), quota); err != nil {
-		t.Fatal(err)
-	}
+	release()
 	if err := startManager(); err != nil {
 		t.Fatal(err)
 	}

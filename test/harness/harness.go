@@ -23,6 +23,9 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -367,5 +370,24 @@ func WatchOwnNamespace(u *unstructured.Unstructured) {
 	}
 	if _, found, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "targetNamespaces"); !found {
 		_ = unstructured.SetNestedStringSlice(u.Object, []string{u.GetNamespace()}, "spec", "targetNamespaces")
+	}
+}
+
+// HoldPods keeps a namespace at the pods it has now, with a ResourceQuota of that many, so
+// a rollout's new pod is refused and the change stays under way until the returned
+// release is called. A change on the local cluster takes about a second, too short to land
+// a kill inside it by looking for it; this one lasts as long as the test needs.
+func HoldPods(t testing.TB, c client.Client, ns string, pods int) (release func()) {
+	t.Helper()
+	quota := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "hold-pods", Namespace: ns},
+		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: *resource.NewQuantity(int64(pods), resource.DecimalSI)}}}
+	if err := c.Create(context.Background(), quota); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		t.Helper()
+		if err := c.Delete(context.Background(), quota); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

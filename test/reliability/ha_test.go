@@ -72,10 +72,13 @@ func TestTwoReplicasTakeOver(t *testing.T) {
 
 	subscribe(t, ns, "cache-operator.1.1.0", "")
 	waitSettled(t, a, ns, "cache-operator.v1.1.0", omv1.BlueprintSucceeded)
+	// The quota holds the new version's pod back, so the upgrade is still under way when
+	// the leader dies; it goes once the leader is gone.
+	release := harness.HoldPods(t, cluster.Client, ns, 1)
 	setStartingCSV(t, ns, "cache-operator.1.2.0")
-	harness.Eventually(t, time.Minute, 5*time.Millisecond, "upgrade under way", func() bool {
+	eventually(t, a, time.Minute, "upgrade under way", func() bool {
 		return getBlueprint(t, ns, "cache").Status.Phase == omv1.BlueprintUpgrading
-	}, describe(ns, "cache"), func() string { return a.LogTail(3000) })
+	}, describe(ns, "cache"))
 
 	// Until now the standby did nothing at all.
 	if w := writesIn(b); len(w) > 0 {
@@ -86,6 +89,7 @@ func TestTwoReplicasTakeOver(t *testing.T) {
 	}
 	a.Kill()
 	killed := time.Now()
+	release()
 	eventually(t, b, 30*time.Second, "ha-b takes over", func() bool { return leads(b) }, func() string { return "" })
 	if took := time.Since(killed); took > 12*time.Second {
 		t.Errorf("the standby took over after %s; want within the lease duration (6 s) and a retry", took)
