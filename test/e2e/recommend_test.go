@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 )
 
@@ -151,4 +153,26 @@ spec: {startingCSV: cache-operator.1.1.0, catalog: samples, targetNamespaces: [`
 		t.Errorf("install --catalog samples wrote catalog %q sourceNamespace %q, want samples of the namespace itself", s.Catalog, s.SourceNamespace)
 	}
 	waitReady(t, ns, "cache", time.Minute)
+
+	// Moved to another catalog that serves the same version with the same content: no new
+	// revision, but the installation's catalog follows, so recommend (and a bundle fetched
+	// again) reads the new one, not one its owner may delete next.
+	mirror := &omv1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Name: "mirror", Namespace: ns},
+		Spec: omv1.CatalogSourceSpec{SourceType: omv1.SourceDirectory, Directory: sampleDir}}
+	if err := k8s.Create(ctx(), mirror); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := cli("install", "cache", "--catalog", "mirror", "-n", ns); err != nil {
+		t.Fatalf("install --catalog mirror: %v\n%s", err, out)
+	}
+	eventually(t, time.Minute, "the installation following its Subscription to the mirror", func() bool {
+		return getBlueprint(t, ns, "cache").Spec.Catalog == ns+"/mirror"
+	}, describeSub(t, ns, "cache"))
+	if h := historyOf(getBlueprint(t, ns, "cache")); h != "1:cache-operator.v1.1.0:Install:Succeeded" {
+		t.Errorf("the same version from another catalog made a revision: %s", h)
+	}
+	out, err = cli("recommend", "cache-operator", "-n", ns)
+	if err != nil || !strings.Contains(out, "CatalogSource "+ns+"/mirror") {
+		t.Errorf("recommend after the move does not read the mirror: %v\n%s", err, out)
+	}
 }

@@ -621,7 +621,11 @@ func (r *Reconciler) writeBlueprint(ctx context.Context, sub *omv1.Subscription,
 		omv1.AnnotationInstallShape: shape})
 	if exists && bp.Spec.ClusterServiceVersionName == b.CSVName && (bp.Spec.BundleDigest == b.Digest || runsAsInstalled(bp, b)) {
 		// Same target: only record that this generation was seen, unless it mends a
-		// change that failed.
+		// change that failed. The catalog is followed, though: a Subscription moved to
+		// another catalog that serves the same version starts no revision, but the
+		// Blueprint's reads (recommend, a bundle fetched again) must go to the new one,
+		// not to one that may be about to be deleted.
+		bp.Spec.Catalog = res.catalog.String()
 		if mendsFailure(bp, was, shape) {
 			blueprint.SetRetry(bp)
 		}
