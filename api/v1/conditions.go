@@ -51,12 +51,18 @@ const (
 	// ReasonInvalidUpgradeWindow: an upgrade window cannot be read (a bad schedule, an
 	// unknown time zone); upgrades wait until it is mended, and the message names the field.
 	ReasonInvalidUpgradeWindow = "InvalidUpgradeWindow"
-	ReasonCRDPreflightFailed   = "CRDPreflightFailed"
-	ReasonUninstalled          = "Uninstalled"
-	ReasonUninstalling         = "Uninstalling"
-	ReasonPaused               = "Paused"
-	ReasonLoaded               = "Loaded"
-	ReasonLoadFailed           = "LoadFailed"
+	// ReasonCRDPreflightFailed: the CRD preflight found the change unsafe for the custom
+	// resources (a stored version dropped, one made invalid); nothing was changed, and it
+	// is checked again until it is safe.
+	ReasonCRDPreflightFailed = "CRDPreflightFailed"
+	// ReasonCRDMigrationFailed: the API server refused the storage version migration a
+	// CRD needs before the change; it waits for a person (retry, once mended).
+	ReasonCRDMigrationFailed = "CRDMigrationFailed"
+	ReasonUninstalled        = "Uninstalled"
+	ReasonUninstalling       = "Uninstalling"
+	ReasonPaused             = "Paused"
+	ReasonLoaded             = "Loaded"
+	ReasonLoadFailed         = "LoadFailed"
 	// ReasonInsufficientPermissions: the installing identity (the Subscription's
 	// ServiceAccount, or the manager) may not do something the installation needs; the
 	// message names the verb, resource and namespace.

@@ -475,7 +475,7 @@ func (s *Server) installationDetail(w http.ResponseWriter, r *http.Request, id *
 	if bp != nil {
 		doc.History = historyOf(ctx, id, bp)
 		doc.Health = healthOf(ctx, id, sub, bp)
-		if c := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionBlocked); c != nil && c.Reason == omv1.ReasonCRDPreflightFailed {
+		if c := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionBlocked); c != nil && (c.Reason == omv1.ReasonCRDPreflightFailed || c.Reason == omv1.ReasonCRDMigrationFailed) {
 			doc.Preflight = &conditionBody{Status: string(c.Status), Reason: c.Reason, Message: c.Message}
 		}
 		doc.Dependencies, doc.Dependents = dependenciesOf(ctx, id, bp)

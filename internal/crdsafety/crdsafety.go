@@ -14,7 +14,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // PackageAnnotation on a CRD names the package that last applied it (the Blueprint
@@ -184,11 +183,13 @@ func Objects(next *apiextensionsv1.CustomResourceDefinition, version string, obj
 	}
 	for i := range objects {
 		o := &objects[i]
-		errs := validation.ValidateCustomResource(field.NewPath(""), o.UnstructuredContent(), validator)
+		// A nil root, as the API server validates a custom resource: the fields then read
+		// "spec.size", where a root named "" printed "[].spec.size".
+		errs := validation.ValidateCustomResource(nil, o.UnstructuredContent(), validator)
 		if len(errs) > 0 {
 			var msgs []string
 			for _, e := range errs {
-				msgs = append(msgs, strings.TrimPrefix(e.Error(), "<nil>."))
+				msgs = append(msgs, e.Error())
 			}
 			name := o.GetName()
 			if ns := o.GetNamespace(); ns != "" {

@@ -51,8 +51,8 @@ func TestObjects(t *testing.T) {
 		msg    string
 	}{
 		{"compatible", crd([]string{"v1"}, nil, 16), "", ""},
-		{"tighter maximum", crd([]string{"v1"}, nil, 4), "ops/big", "spec.size"},
-		{"new required field", crd([]string{"v1"}, nil, 16, "mode"), "ops/small", "spec.mode"},
+		{"tighter maximum", crd([]string{"v1"}, nil, 4), "ops/big", "spec.size: Invalid value: 8"},
+		{"new required field", crd([]string{"v1"}, nil, 16, "mode"), "ops/small", "spec.mode: Required value"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v, err := Objects(tc.next, "v1", objs)
@@ -65,7 +65,7 @@ func TestObjects(t *testing.T) {
 				}
 				return
 			}
-			if v == nil || v.Object != tc.object || !strings.Contains(v.Message, tc.msg) || !strings.Contains(v.Error(), "custom resource "+tc.object+" would become invalid") {
+			if v == nil || v.Object != tc.object || !strings.HasPrefix(v.Message, tc.msg) || !strings.Contains(v.Error(), "custom resource "+tc.object+" would become invalid") {
 				t.Fatalf("got %v, want %s refused on %s", v, tc.object, tc.msg)
 			}
 		})

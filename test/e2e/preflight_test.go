@@ -16,6 +16,7 @@ import (
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
+	"github.com/operator-manager/operator-manager/test/harness"
 )
 
 const widgetCSV = `apiVersion: operators.coreos.com/v1alpha1
@@ -91,7 +92,8 @@ func writeWidgetCatalog(t *testing.T) string {
 
 // TestCRDPreflightBlocks: a CRD change that drops a stored version, and one that makes an
 // existing custom resource invalid, are each Blocked with a condition naming the CRD, the
-// version and the object, and the cluster is left unchanged. A compatible one then passes.
+// version and the object, and the cluster is left unchanged. Once the custom resource is
+// mended, the blocked change goes on by itself. A compatible one then passes.
 func TestCRDPreflightBlocks(t *testing.T) {
 	ns := "preflight"
 	dir := writeWidgetCatalog(t)
@@ -170,6 +172,19 @@ spec: {startingCSV: widget-operator.1.0.0, catalog: widgets}
 			t.Errorf("%s: the running CSV is %s", tc.version, csvs.Items[0].Status.Phase)
 		}
 	}
+	// The preflight is checked again while blocked: once a person mends the custom
+	// resource the new schema refuses, the change goes on by itself (no retry, no edit).
+	if !strings.Contains(condition(getSub(t, ns, "widgets").Status.Conditions, omv1.ConditionBlocked).Message, "goes on by itself once it is safe") {
+		t.Errorf("the Blocked condition does not say the change goes on by itself once safe")
+	}
+	harness.Patch(t, k8s, client.ObjectKeyFromObject(widget), widget.DeepCopy(), func(u *unstructured.Unstructured) {
+		_ = unstructured.SetNestedField(u.Object, int64(1), "spec", "size")
+	})
+	waitRunning(t, ns, "widgets", "widget-operator.v1.2.0")
+	if h := historyOf(getBlueprint(t, ns, "widgets")); !strings.HasSuffix(h, "3:widget-operator.v1.2.0:Upgrade:Blocked 4:widget-operator.v1.2.0:Retry:Succeeded") {
+		t.Errorf("history after the mend: %s", h)
+	}
+
 	setStartingCSV(t, ns, "widgets", "widget-operator.1.3.0")
 	waitRunning(t, ns, "widgets", "widget-operator.v1.3.0")
 	getCR(t, widget)

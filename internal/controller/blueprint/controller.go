@@ -78,7 +78,8 @@ type Reconciler struct {
 	contents contentCache
 	checked  preflightCache
 	crdWaits crdWaits
-	// rechecks: when each change blocked for the installer's rights was last checked again.
+	// rechecks: when each blocked change (rights, CRD preflight) was last checked again;
+	// its Interval, the longest recheck, bounds what it keeps.
 	rechecks statuswrite.Throttle
 }
 
@@ -96,7 +97,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	// The throttle forgets a write once its interval has passed; progressHold asks for up
 	// to SummaryInterval.
 	r.status.Interval = statuswrite.SummaryInterval
-	r.rechecks.Interval = accessRecheck
+	r.rechecks.Interval = preflightRecheck
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
@@ -139,7 +140,7 @@ type scope struct {
 	// mirrorsCSV: the Progressing words are the CSV's own for the revision (its rollout),
 	// which the CSV's status shows live; the Blueprint repeats them as a summary.
 	mirrorsCSV bool
-	// probe: a copy of the scope for a check that must leave no trace (recheckAccess): no
+	// probe: a copy of the scope for a check that must leave no trace (recheckBlocked): no
 	// events are told from it.
 	probe bool
 }
@@ -231,7 +232,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{}, err
 	}
 	policy.Approved = s.plan != nil && s.plan.Spec.Approved
-	if policy.Unblocked, err = r.recheckAccess(ctx, s); err != nil {
+	if policy.Unblocked, err = r.recheckBlocked(ctx, s); err != nil {
 		return ctrl.Result{}, err
 	}
 	d := Plan(bp, policy)

@@ -62,7 +62,7 @@ func (r *Reconciler) checkAccess(ctx context.Context, s *scope, content *catalog
 }
 
 // accessRecheck is how often a change blocked for the installing identity's rights is
-// checked again (recheckAccess): once they are granted, it goes on by itself.
+// checked again (recheckBlocked): once they are granted, it goes on by itself.
 const accessRecheck = 30 * time.Second
 
 // accessProblem is what stops the installing identity from making the revision's writes
@@ -132,29 +132,41 @@ type accessFinding struct {
 	fails   bool
 }
 
-// recheckAccess says whether what blocks the change the Blueprint holds as Blocked for the
-// installing identity's rights (a ServiceAccount missing, rights not granted) has changed:
-// granted, it goes on; another right missing now (the ServiceAccount made, but without
-// its rights), a new attempt says so. The same checks, on a copy of the scope, so nothing
-// is written or told while nothing changed. At most every accessRecheck per Blueprint;
-// s.result brings it back for the next. Any other Blocked (the CRD preflight) waits for a
-// person: retry, or a new version.
-func (r *Reconciler) recheckAccess(ctx context.Context, s *scope) (bool, error) {
+// preflightRecheck is how often a change the CRD preflight blocked is checked again
+// (recheckBlocked): once a person mends the custom resources it names, it goes on by
+// itself. Less often than rights: each check lists the custom resources.
+const preflightRecheck = time.Minute
+
+// preflightRefusal is the Blocked message of a preflight finding.
+func preflightRefusal(v *crdsafety.Violation) string {
+	return v.Error() + fmt.Sprintf("; nothing was changed, and the change goes on by itself once it is safe (checked every %s)", preflightRecheck)
+}
+
+// recheckBlocked says whether what blocks the change the Blueprint holds as Blocked has
+// changed since: for the installing identity's rights (a ServiceAccount missing, rights
+// not granted), or for the CRD preflight (a custom resource the new schema refuses, a
+// stored version dropped). Gone, the change goes on; another finding now (the
+// ServiceAccount made, but without its rights; another custom resource), a new attempt
+// says so. The same checks, on a copy of the scope, so nothing is written or told while
+// nothing changed; s.result brings it back for the next. Any other Blocked (a migration
+// the API server refused) waits for a person: retry, or a new version.
+func (r *Reconciler) recheckBlocked(ctx context.Context, s *scope) (bool, error) {
 	bp := s.bp
 	if bp.Status.Phase != omv1.BlueprintBlocked || !SettledForTarget(bp) {
 		return false, nil
 	}
 	last := latestAttempt(bp) // of the target: SettledForTarget
-	if last.Outcome != omv1.OutcomeBlocked || last.Reason != omv1.ReasonInsufficientPermissions {
+	every, ok := map[string]time.Duration{omv1.ReasonInsufficientPermissions: accessRecheck, omv1.ReasonCRDPreflightFailed: preflightRecheck}[last.Reason]
+	if last.Outcome != omv1.OutcomeBlocked || !ok {
 		return false, nil
 	}
 	// The throttle of status writes, used for when each was last checked.
-	if wait := r.rechecks.WaitSince(bp.UID, accessRecheck, s.now); wait > 0 {
+	if wait := r.rechecks.WaitSince(bp.UID, every, s.now); wait > 0 {
 		statuswrite.RequeueWithin(&s.result, wait)
 		return false, nil
 	}
 	r.rechecks.Wrote(bp.UID, s.now)
-	statuswrite.RequeueWithin(&s.result, accessRecheck)
+	statuswrite.RequeueWithin(&s.result, every)
 	work := *last
 	probe := &scope{bp: bp.DeepCopy(), sub: s.sub, id: s.id, now: s.now, work: &work, probe: true}
 	content, err := r.content(ctx, probe)
@@ -165,8 +177,36 @@ func (r *Reconciler) recheckAccess(ctx context.Context, s *scope) (bool, error) 
 	if stop || err != nil {
 		return false, err
 	}
+	if last.Reason == omv1.ReasonCRDPreflightFailed {
+		finding, known := r.preflightFinding(ctx, probe, plan)
+		return known && finding != last.Message, nil
+	}
 	p, err := r.accessProblem(ctx, probe, content, plan)
 	return err == nil && p.message != last.Message, err
+}
+
+// preflightFinding runs the CRD preflight of every CRD the plan writes, reading only:
+// the Blocked message of the first refusal, "" when none refuses, and false when it
+// cannot tell now (a version not served yet, the custom resources not readable), which
+// leaves the block as it is.
+func (r *Reconciler) preflightFinding(ctx context.Context, s *scope, plan []crdStep) (string, bool) {
+	dyn, err := r.Identities.Dynamic(s.id)
+	if err != nil {
+		return "", false
+	}
+	for _, st := range plan {
+		if !st.write {
+			continue
+		}
+		_, _, v, err := crdsafety.PreflightLive(ctx, st.live, dyn, st.crd, s.bp.Spec.Package)
+		if err != nil {
+			return "", false
+		}
+		if v != nil {
+			return preflightRefusal(v), true
+		}
+	}
+	return "", true
 }
 
 func unstructuredString(obj map[string]any, fields ...string) (string, bool, error) {
@@ -354,7 +394,7 @@ func (r *Reconciler) applyCRDs(ctx context.Context, s *scope, content *catalog.B
 			return nil, false, err
 		}
 		if v != nil {
-			r.block(s, omv1.ReasonCRDPreflightFailed, v.Error()+"; nothing was changed")
+			r.block(s, omv1.ReasonCRDPreflightFailed, preflightRefusal(v))
 			return nil, true, nil
 		}
 		if m != nil {
@@ -394,7 +434,7 @@ func (r *Reconciler) applyCRDs(ctx context.Context, s *scope, content *catalog.B
 				r.block(s, omv1.ReasonInsufficientPermissions, fmt.Sprintf("%s may not %s, which %s needs: %v; custom resources rewritten so far are unchanged, nothing else was changed",
 					s.id, lacks, what, err))
 			} else {
-				r.block(s, omv1.ReasonCRDPreflightFailed, fmt.Sprintf("the API server refused %s: %v; custom resources rewritten so far are unchanged, nothing else was changed", what, err))
+				r.block(s, omv1.ReasonCRDMigrationFailed, fmt.Sprintf("the API server refused %s: %v; custom resources rewritten so far are unchanged, nothing else was changed", what, err))
 			}
 			return nil, true, nil
 		}

@@ -24,8 +24,9 @@ type Policy struct {
 	// OperatorCondition Upgradeable=False): an upgrade waits, a rollback or a downgrade
 	// a person asked for does not.
 	Hold *Hold
-	// Unblocked: what blocked the change for the installing identity's rights has changed
-	// since (recheckAccess: granted, or another right missing now): it is tried again.
+	// Unblocked: what blocked the change (the installing identity's rights, the CRD
+	// preflight) has changed since (recheckBlocked: granted or mended, or another finding
+	// now): it is tried again.
 	Unblocked bool
 }
 
