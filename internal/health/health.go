@@ -164,6 +164,23 @@ func available(in Input) *Verdict {
 	return nil
 }
 
+// Serving reports whether a Deployment's pods serve, whatever its rollout: the deployment
+// controller counts it Available (enough replicas available for its strategy), with at
+// least one available when any is wanted. A running version that rolls its pods again (a
+// `kubectl rollout restart`, a drift repair) serves all along; judged live, that is no
+// fault, where the health gate asks more of a new version (every replica updated).
+func Serving(d *appsv1.Deployment) bool {
+	if wantedReplicas(d) > 0 && d.Status.AvailableReplicas == 0 {
+		return false
+	}
+	for _, c := range d.Status.Conditions {
+		if c.Type == appsv1.DeploymentAvailable {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
 // NeedsPods reports whether judging d needs its pods and ReplicaSets. They explain a
 // wait or a failure (which container crashes, which image cannot be pulled, why no pod
 // was created); a Deployment whose controller has observed its generation and reports

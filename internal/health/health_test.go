@@ -334,3 +334,29 @@ func TestNeedsPods(t *testing.T) {
 		})
 	}
 }
+
+// TestServing: a Deployment serves while the deployment controller counts it Available
+// with a pod available, however far its rollout is; scaled to nothing available, or not
+// Available, it does not.
+func TestServing(t *testing.T) {
+	availableFalse := appsv1.DeploymentCondition{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionFalse}
+	notObserved := dep(1, 1, 1, 1, availableTrue)
+	notObserved.Generation = 3
+	for _, tc := range []struct {
+		name string
+		d    *appsv1.Deployment
+		want bool
+	}{
+		{"rolled out", dep(1, 1, 1, 1, availableTrue), true},
+		{"restart rolling: the old pod serves", dep(1, 1, 1, 2, availableTrue, replicaFailureTrue), true},
+		{"a new generation not observed yet", notObserved, true},
+		{"Available but no pod available", dep(1, 0, 0, 1, availableTrue), false},
+		{"not Available", dep(2, 2, 1, 2, availableFalse), false},
+		{"no conditions yet", dep(1, 0, 0, 0), false},
+		{"past its progress deadline, still available", dep(1, 0, 1, 2, availableTrue, deadlineExceeded), true},
+	} {
+		if got := Serving(tc.d); got != tc.want {
+			t.Errorf("%s: Serving = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -16,6 +16,7 @@ import (
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
+	"github.com/operator-manager/operator-manager/test/harness"
 )
 
 // lastRevision is the newest non-rollback revision of a Blueprint.
@@ -209,6 +210,77 @@ spec: {startingCSV: cache-operator.1.1.0, catalog: samples}
 	waitReady(t, ns, "cache", time.Minute)
 	if n := len(getBlueprint(t, ns, "cache").Status.History); n != revisions {
 		t.Errorf("recovery opened revisions: %d, want %d", n, revisions)
+	}
+}
+
+// TestRolloutRestartIsNoFault: `kubectl rollout restart` of a running operator rolls its
+// pods while the old one serves. That is no fault and no hand change to repair: the
+// Subscription stays Ready all along (its condition's transition time unchanged), and no
+// ComponentUnhealthy or DriftRepaired event is told. Before, each restart said the
+// operator was unhealthy and its Deployment "restored", having changed nothing.
+func TestRolloutRestartIsNoFault(t *testing.T) {
+	ns := "restart"
+	newNamespace(t, ns)
+	applyYAML(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache}
+spec: {startingCSV: cache-operator.1.1.0, catalog: samples}
+`)
+	waitReady(t, ns, "cache", 2*time.Minute)
+	readySince := condition(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionReady).LastTransitionTime
+	// The namespace's quota holds the restart's new pod back a while, as a namespace at
+	// its quota would, so the manager surely looks at the rollout under way (a restart on
+	// the local cluster takes a moment only).
+	release := harness.HoldPods(t, k8s, ns, 1)
+	key := client.ObjectKey{Namespace: ns, Name: "cache-operator"}
+	d := &appsv1.Deployment{}
+	harness.Patch(t, k8s, key, d, func(d *appsv1.Deployment) {
+		if d.Spec.Template.Annotations == nil {
+			d.Spec.Template.Annotations = map[string]string{}
+		}
+		d.Spec.Template.Annotations["kubectl.kubernetes.io/restartedAt"] = time.Now().Format(time.RFC3339)
+	})
+	restarted := d.Generation
+	eventually(t, time.Minute, "the restart held back by the quota", func() bool {
+		now := &appsv1.Deployment{}
+		if k8s.Get(ctx(), key, now) != nil || now.Status.ObservedGeneration < restarted {
+			return false
+		}
+		for _, c := range now.Status.Conditions {
+			if c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue {
+				return true
+			}
+		}
+		return false
+	}, describeSub(t, ns, "cache"))
+	time.Sleep(5 * time.Second) // the manager's look at the rollout, and its status writes, if any
+	if ready := condition(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionReady); ready.Status != metav1.ConditionTrue || !ready.LastTransitionTime.Equal(&readySince) {
+		t.Errorf("the Subscription left Ready while the restart was held back and the old pod served: %+v", ready)
+	}
+	release()
+	eventually(t, time.Minute, "the restart rolled out", func() bool {
+		now := &appsv1.Deployment{}
+		return k8s.Get(ctx(), key, now) == nil && now.Status.ObservedGeneration >= restarted &&
+			now.Status.UpdatedReplicas == 1 && now.Status.AvailableReplicas == 1 && now.Status.Replicas == 1
+	}, describeSub(t, ns, "cache"))
+	time.Sleep(5 * time.Second) // the manager's look at the rollout, and its status writes, if any
+	now := &appsv1.Deployment{}
+	if err := k8s.Get(ctx(), key, now); err != nil || now.Generation != restarted || now.Spec.Template.Annotations["kubectl.kubernetes.io/restartedAt"] == "" {
+		t.Errorf("the restart was undone or the Deployment changed again: generation %d (restart %d), %v", now.Generation, restarted, err)
+	}
+	ready := condition(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionReady)
+	if ready.Status != metav1.ConditionTrue || !ready.LastTransitionTime.Equal(&readySince) {
+		t.Errorf("the Subscription left Ready during the restart: %+v (Ready since %s)", ready, readySince)
+	}
+	events := &corev1.EventList{}
+	if err := k8s.List(ctx(), events, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events.Items {
+		if e.Reason == omv1.ReasonComponentUnhealthy || e.Reason == "DriftRepaired" {
+			t.Errorf("the restart was told as %s: %s", e.Reason, e.Message)
+		}
 	}
 }
 

@@ -54,10 +54,10 @@ func (r *Reconciler) apply(ctx context.Context, s *scope) (bool, error) {
 		// it judged the failed version's pods and failed the rollback.
 		return false, nil
 	}
-	drift := ""
+	var drift *driftFinding
 	if !changed {
 		var err error
-		if drift, err = r.drift(ctx, s); err != nil || drift == "" {
+		if drift, err = r.drift(ctx, s); err != nil || drift == nil {
 			return false, err
 		}
 	}
@@ -122,8 +122,9 @@ func (r *Reconciler) apply(ctx context.Context, s *scope) (bool, error) {
 	// A version's first apply is told by its Installed condition ("N objects applied as
 	// whom") and its Blueprint's outcome event, not by an event of its own: one write
 	// fewer per installation. Only a repair of hand-made changes is news here.
-	if drift != "" {
-		r.event(s.csv, true, "DriftRepaired", "Restored what was changed by hand: %s", drift)
+	if drift != nil && drift.repaired(inventory) {
+		metrics.DriftRepairs.WithLabelValues(s.csv.Labels[omv1.LabelPackage], drift.entry.Kind).Inc()
+		r.event(s.csv, true, "DriftRepaired", "Restored what was changed by hand: %s %s was %s", drift.entry.Kind, describeEntry(drift.entry), drift.how)
 	}
 	st.Inventory, st.RenderHash = inventory, s.hash
 	installed := appliedCondition(len(inventory), s.id.String(), s.absent)
@@ -288,12 +289,32 @@ var watchedKinds = map[string]func() client.Object{
 	"APIService": func() client.Object { return &apiregistrationv1.APIService{} },
 }
 
-// drift names the first inventoried object that was deleted or changed by someone else,
-// or "". Watched kinds are read from the cache on every reconcile (and what the cache
+// driftFinding is an inventoried object deleted or changed by someone else: how, and its
+// fingerprint as found ("" when gone).
+type driftFinding struct {
+	entry     omv1alpha1.InventoryEntry
+	how, live string
+}
+
+// repaired says whether the apply that followed the finding changed the object, by its
+// entry in the new inventory. A change to fields the manager does not apply (`kubectl
+// rollout restart`'s annotation, a label someone added) is applied over as a no-op: the
+// object comes back as found, and nothing was restored, so nothing is said.
+func (d *driftFinding) repaired(inventory []omv1alpha1.InventoryEntry) bool {
+	for _, e := range inventory {
+		if refKey(e) == refKey(d.entry) {
+			return d.live == "" || e.Fingerprint != d.live
+		}
+	}
+	return true
+}
+
+// drift finds the first inventoried object that was deleted or changed by someone else,
+// or nil. Watched kinds are read from the cache on every reconcile (and what the cache
 // says is confirmed with a direct read, since it may lag behind an apply just made); the
 // others (Secrets, ConfigMaps, the bundle's other kinds) by their metadata only, once per
 // resync period.
-func (r *Reconciler) drift(ctx context.Context, s *scope) (drift string, err error) {
+func (r *Reconciler) drift(ctx context.Context, s *scope) (found *driftFinding, err error) {
 	deep := r.deep.due(s.csv.UID, s.now)
 	defer func() {
 		if deep && err != nil {
@@ -306,7 +327,7 @@ func (r *Reconciler) drift(ctx context.Context, s *scope) (drift string, err err
 			obj := newObj()
 			err := r.Client.Get(ctx, key, obj)
 			if err != nil && !apierrors.IsNotFound(err) {
-				return "", err
+				return nil, err
 			}
 			if err == nil && (e.Fingerprint == "" || fingerprint(e.Kind, obj) == e.Fingerprint) {
 				continue
@@ -317,39 +338,40 @@ func (r *Reconciler) drift(ctx context.Context, s *scope) (drift string, err err
 		} else if !deep {
 			continue
 		}
-		how, err := r.driftedLive(ctx, s, e)
+		how, live, err := r.driftedLive(ctx, s, e)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		if how != "" {
-			return r.drifted(s, e, how), nil
+			return &driftFinding{entry: e, how: how, live: live}, nil
 		}
 	}
-	return "", nil
+	return nil, nil
 }
 
-// driftedLive reads an object's metadata from the API server and says how it drifted:
-// "deleted", "changed", "no longer served", or "".
-func (r *Reconciler) driftedLive(ctx context.Context, s *scope, e omv1alpha1.InventoryEntry) (string, error) {
+// driftedLive reads an object's metadata from the API server and says how it drifted
+// ("deleted", "changed", "no longer served", or ""), with its fingerprint as read.
+func (r *Reconciler) driftedLive(ctx context.Context, s *scope, e omv1alpha1.InventoryEntry) (string, string, error) {
 	reader, err := r.Identities.Reader(s.id)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	obj := &metav1.PartialObjectMetadata{}
 	obj.SetGroupVersionKind(schema.FromAPIVersionAndKind(e.APIVersion, e.Kind))
 	if err := reader.Get(ctx, client.ObjectKey{Namespace: e.Namespace, Name: e.Name}, obj); err != nil {
 		switch {
 		case apierrors.IsNotFound(err):
-			return "deleted", nil
+			return "deleted", "", nil
 		case meta.IsNoMatchError(err):
-			return "no longer served", nil
+			return "no longer served", "", nil
 		}
-		return "", err
+		return "", "", err
 	}
-	if e.Fingerprint != "" && fingerprint(e.Kind, obj) != e.Fingerprint && !r.sharedWithLive(ctx, s.csv, e, obj) {
-		return "changed", nil
+	live := fingerprint(e.Kind, obj)
+	if e.Fingerprint != "" && live != e.Fingerprint && !r.sharedWithLive(ctx, s.csv, e, obj) {
+		return "changed", live, nil
 	}
-	return "", nil
+	return "", "", nil
 }
 
 // sharedWithLive reports whether a cluster-scoped object of the inventory is now owned by
@@ -369,11 +391,6 @@ func (r *Reconciler) sharedWithLive(ctx context.Context, csv *omv1alpha1.Cluster
 		return false
 	}
 	return other.DeletionTimestamp.IsZero() && other.Labels[omv1.LabelPackage] == csv.Labels[omv1.LabelPackage]
-}
-
-func (r *Reconciler) drifted(s *scope, e omv1alpha1.InventoryEntry, how string) string {
-	metrics.DriftRepairs.WithLabelValues(s.csv.Labels[omv1.LabelPackage], e.Kind).Inc()
-	return fmt.Sprintf("%s %s was %s", e.Kind, describeEntry(e), how)
 }
 
 func describeEntry(e omv1alpha1.InventoryEntry) string {

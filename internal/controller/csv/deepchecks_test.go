@@ -73,14 +73,14 @@ func TestDriftRetriesAFailedDeepCheck(t *testing.T) {
 	csv := &omv1alpha1.ClusterServiceVersion{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cache-operator.v1.1.0", UID: "u1"}}
 	csv.Status.Inventory = []omv1alpha1.InventoryEntry{{APIVersion: "v1", Kind: "Secret", Namespace: "ns", Name: "webhook-cert"}}
 	now := time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)
-	pass := func(at time.Duration) (string, error) {
+	pass := func(at time.Duration) (*driftFinding, error) {
 		return r.drift(context.Background(), &scope{csv: csv, id: identity.Manager, now: now.Add(at)})
 	}
 	if _, err := pass(0); err == nil {
 		t.Fatal("the first pass's read failed, but drift returned no error")
 	}
-	if drift, err := pass(time.Second); err != nil || drift != "" || reads != 2 {
-		t.Fatalf("the pass after a failed check: drift %q, error %v, %d reads in all; want no drift, no error, the Secret read again (2 reads)", drift, err, reads)
+	if drift, err := pass(time.Second); err != nil || drift != nil || reads != 2 {
+		t.Fatalf("the pass after a failed check: drift %v, error %v, %d reads in all; want no drift, no error, the Secret read again (2 reads)", drift, err, reads)
 	}
 	if _, err := pass(2 * time.Second); err != nil || reads != 2 {
 		t.Fatalf("a pass within the period after a complete check: error %v, %d reads in all; want 2 (not read again)", err, reads)

@@ -7,6 +7,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
 )
 
 // TestFingerprintOfAggregatedClusterRole: the controller manager filling an aggregated
@@ -42,5 +44,33 @@ func TestFingerprintOfAggregatedClusterRole(t *testing.T) {
 	plain := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "reader", ResourceVersion: "7"}}
 	if got := fingerprint("ClusterRole", plain); got != "resourceVersion:7" {
 		t.Errorf("plain role fingerprint = %q", got)
+	}
+}
+
+// TestDriftRepaired: a drifted object counts as restored only when the apply that
+// followed changed it; a change to fields the manager does not apply comes back as found.
+func TestDriftRepaired(t *testing.T) {
+	entry := func(fp string) omv1alpha1.InventoryEntry {
+		return omv1alpha1.InventoryEntry{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "op", Fingerprint: fp}
+	}
+	other := omv1alpha1.InventoryEntry{APIVersion: "v1", Kind: "ServiceAccount", Namespace: "ns", Name: "op", Fingerprint: "resourceVersion:9"}
+	for _, tc := range []struct {
+		name      string
+		found     driftFinding
+		inventory []omv1alpha1.InventoryEntry
+		want      bool
+	}{
+		{"image changed by hand, put back: a new generation", driftFinding{entry: entry("generation:1"), how: "changed", live: "generation:2"},
+			[]omv1alpha1.InventoryEntry{other, entry("generation:3")}, true},
+		{"rollout restart: the apply changed nothing", driftFinding{entry: entry("generation:1"), how: "changed", live: "generation:2"},
+			[]omv1alpha1.InventoryEntry{other, entry("generation:2")}, false},
+		{"deleted, created again", driftFinding{entry: entry("generation:1"), how: "deleted"},
+			[]omv1alpha1.InventoryEntry{entry("generation:1")}, true},
+		{"not in the new inventory", driftFinding{entry: entry("generation:1"), how: "changed", live: "generation:2"},
+			[]omv1alpha1.InventoryEntry{other}, true},
+	} {
+		if got := tc.found.repaired(tc.inventory); got != tc.want {
+			t.Errorf("%s: repaired = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

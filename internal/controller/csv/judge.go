@@ -36,6 +36,7 @@ func (r *Reconciler) judge(ctx context.Context, s *scope) (bool, error) {
 		}
 	}
 	var verdicts []health.Verdict
+	serving := true // every Deployment serves and every APIService is Available
 	for _, want := range s.deploys {
 		in, err := r.healthInput(ctx, want, health.Input{Started: started, Timeout: timeout, Now: s.now})
 		if err != nil {
@@ -44,9 +45,11 @@ func (r *Reconciler) judge(ctx context.Context, s *scope) (bool, error) {
 		if in == nil {
 			verdicts = append(verdicts, health.Verdict{State: health.Progressing, Reason: health.ReasonDeploymentMissing,
 				Message: fmt.Sprintf("deployment %s does not exist yet", want.Name)})
+			serving = false
 			continue
 		}
 		verdicts = append(verdicts, health.Deployment(*in))
+		serving = serving && health.Serving(in.Deployment)
 	}
 	// Owned APIServices: read from the cache (they are watched, so an Available change
 	// arrives as an event).
@@ -58,7 +61,9 @@ func (r *Reconciler) judge(ctx context.Context, s *scope) (bool, error) {
 			}
 			a = nil
 		}
-		verdicts = append(verdicts, health.APIService(name, a))
+		v := health.APIService(name, a)
+		verdicts = append(verdicts, v)
+		serving = serving && v.State == health.Healthy
 	}
 	v := health.Operator(verdicts)
 	st := &csv.Status
@@ -67,6 +72,18 @@ func (r *Reconciler) judge(ctx context.Context, s *scope) (bool, error) {
 	case v.State == health.Healthy:
 		s.decide(omv1alpha1.CSVSucceeded, ReasonInstallSucceeded, "%s", v.Message)
 		s.result = ctrl.Result{RequeueAfter: resyncAfterGate}
+	case live && v.State == health.Progressing && serving:
+		// The running version rolls its pods again (a `kubectl rollout restart`, a drift
+		// repair) and they serve all along: no fault, so no ComponentUnhealthy and no
+		// Ready=False blip on the Subscription. Its words stay (no status write for a
+		// rollout of seconds); it is looked at again soon. A rollout that stalls ends in
+		// the Deployment's progress deadline, a failure verdict, reported below.
+		if st.Phase == omv1alpha1.CSVSucceeded {
+			s.decide(st.Phase, st.Reason, "%s", st.Message)
+		} else {
+			s.decide(omv1alpha1.CSVSucceeded, ReasonInstallSucceeded, "serving while rolling out: %s", v.Message)
+		}
+		s.result = ctrl.Result{RequeueAfter: pollWhileInstalling}
 	case live:
 		// Not a version problem: reported, never rolled back. Deployment events bring it
 		// back to Succeeded when it recovers; pods are looked at again meanwhile.
