@@ -128,7 +128,11 @@ func startingCSV(cat *catalog.Catalog, catName, s string) (*catalog.Bundle, erro
 		candidate, candidateVersion = p, ver
 	}
 	if candidate != nil {
-		return nil, versionNotFound(candidate, catName, candidateVersion)
+		// Said of the field as written: OLM's users write CSV names (etcd.v0.9.4), and a
+		// bare `has no version "v0.9.4"` reads as a typo of the manager's.
+		e := versionNotFound(candidate, catName, strings.TrimPrefix(candidateVersion, "v"))
+		e.Message = fmt.Sprintf("spec.startingCSV %q: %s", s, e.Message)
+		return nil, e
 	}
 	// No package prefix matched; the text before the first dot is the likeliest name.
 	name := s
