@@ -7,6 +7,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	"github.com/operator-manager/operator-manager/internal/controller/blueprint"
 )
 
@@ -53,5 +54,50 @@ spec: {startingCSV: gadget-operator.1.0.0, catalog: test}
 	})
 	if err := k8s.Get(ctx(), client.ObjectKey{Name: "gadgets.old.providers.example"}, &apiextensionsv1.CustomResourceDefinition{}); err != nil {
 		t.Errorf("the CRD 1.1.0 no longer owns is gone: %v", err)
+	}
+}
+
+// TestFailedInstallLeavesNoProviderRecord: a first install that failed (its pods never
+// scheduled) applied its CRD with its provider record; uninstalled, it takes the record
+// off, though it never had a good revision. Before, the record outlived the installation
+// and its namespace, naming a provider that was gone.
+func TestFailedInstallLeavesNoProviderRecord(t *testing.T) {
+	files := map[string]string{}
+	gadget(files, "failed.providers.example", "1.0.0", "", nil, nil)
+	ns := "providers-failed"
+	newNamespaceWithCatalog(t, ns, writeCatalog(t, "providers-failed", files))
+	applyYAML(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: gadgets}
+spec:
+  startingCSV: gadget-operator.1.0.0
+  catalog: test
+  health: {timeout: 10s}
+  rollback: {automatic: false}
+  config: {nodeSelector: {no-such-node: "true"}}
+`)
+	eventually(t, 2*time.Minute, "the first install failed", func() bool {
+		bp := &omv1.Blueprint{}
+		return k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "gadgets"}, bp) == nil && bp.Status.Phase == omv1.BlueprintFailed
+	}, describeSub(t, ns, "gadgets"))
+	crd := "gadgets.failed.providers.example"
+	key := blueprint.ProviderKey(ns, "gadgets")
+	record := func() (string, bool) {
+		c := &apiextensionsv1.CustomResourceDefinition{}
+		if err := k8s.Get(ctx(), client.ObjectKey{Name: crd}, c); err != nil {
+			t.Fatalf("the CRD of the failed install: %v", err)
+		}
+		v, ok := c.Annotations[key]
+		return v, ok
+	}
+	if v, ok := record(); !ok {
+		t.Fatalf("the failed install's CRD carries no record of it (%q): nothing to check", v)
+	}
+	if out, err := cli("uninstall", "gadgets", "-n", ns, "--wait", "--timeout", "2m"); err != nil {
+		t.Fatalf("uninstall: %v\n%s", err, out)
+	}
+	if v, ok := record(); ok {
+		t.Errorf("the uninstalled failed install is still recorded as a provider of %s: %q", crd, v)
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
-	"github.com/operator-manager/operator-manager/internal/catalog"
 	"github.com/operator-manager/operator-manager/internal/identity"
 )
 
@@ -127,21 +126,11 @@ func (r *Reconciler) forgetStaleProviders(ctx context.Context, bp *omv1.Blueprin
 	}
 }
 
-// forgetProviders removes the installation's record from the CRDs of its last good
-// bundle, as it is uninstalled.
+// forgetProviders removes the installation's record from every CRD that carries it, as
+// it is uninstalled. Every CRD's metadata is listed (once per uninstall), not only the
+// CRDs of the last good bundle: a first install that failed has none, yet its CRDs were
+// applied with its record, which then outlived the installation (and its namespace).
 func (r *Reconciler) forgetProviders(ctx context.Context, bp *omv1.Blueprint, sub *omv1.Subscription) {
-	good := LastGood(bp)
-	if good == nil {
-		return
-	}
-	files, err := r.Bundles.Get(ctx, bp.Namespace, bp.Name, good.BundleDigest)
-	if err != nil {
-		return
-	}
-	content, err := catalog.ContentFromFiles(files)
-	if err != nil {
-		return
-	}
 	sa := ""
 	if sub != nil {
 		sa = sub.Spec.ServiceAccountName
@@ -150,17 +139,18 @@ func (r *Reconciler) forgetProviders(ctx context.Context, bp *omv1.Blueprint, su
 	if err != nil {
 		return
 	}
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinitionList"))
+	if err := r.APIReader.List(ctx, list); err != nil {
+		return
+	}
 	key := ProviderKey(bp.Namespace, bp.Name)
-	for _, u := range content.CRDs {
-		live := &apiextensionsv1.CustomResourceDefinition{}
-		if err := r.APIReader.Get(ctx, client.ObjectKey{Name: u.GetName()}, live); err != nil {
+	for _, m := range list.Items {
+		if _, ok := m.Annotations[key]; !ok {
 			continue
 		}
-		if _, ok := live.Annotations[key]; !ok {
-			continue
-		}
-		if err := patchProvider(ctx, cl, live.Name, key, nil); err != nil {
-			r.event(bp, true, "CRDProviderNotRecorded", "Could not remove this installation's provider record from CRD %s: %v", live.Name, err)
+		if err := patchProvider(ctx, cl, m.Name, key, nil); err != nil {
+			r.event(bp, true, "CRDProviderNotRecorded", "Could not remove this installation's provider record from CRD %s: %v", m.Name, err)
 		}
 	}
 }
