@@ -231,6 +231,12 @@ kind: Subscription
 metadata: {name: bad-history}
 spec: {package: etcd, historyLimit: -1}
 `, []string{"spec.historyLimit"}},
+		{"a name too long to label what it installs", `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache-operator-subscription-with-a-very-long-name-for-testing-limits-xxxx}
+spec: {package: etcd}
+`, []string{"metadata.name", "at most 63 characters"}},
 		{"http catalog without url", `
 apiVersion: operators.coreos.com.operator-manager.domain/v1
 kind: CatalogSource

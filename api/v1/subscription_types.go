@@ -342,6 +342,11 @@ type SubscriptionStatus struct {
 }
 
 // Subscription declares "I want operator P at version V".
+//
+// Its name is at most 63 characters, as a Job's is, and for the same reason: it is the
+// value of the label that ties the Blueprint, the CSVs and their objects to it. OLM takes
+// longer names; here one is refused when it is made, rather than never installing.
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63",message="metadata.name: a Subscription's name is at most 63 characters, since it labels the Blueprint, CSVs and objects it installs"
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=sub;subs,categories=operator-manager
