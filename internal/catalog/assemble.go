@@ -7,6 +7,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // pkgBuild gathers one package's parts before its channels are built.
@@ -63,6 +65,16 @@ func assemble(p *plan, jobs []bundleDirJob, results []bundleResult, fbc []fbcFil
 func (a *assembler) claim(name, at string, layout Layout) *pkgBuild {
 	if prev, ok := a.pkgs[name]; ok {
 		a.reject(at, fmt.Sprintf("package %q is already defined by %s", name, prev.pkg.RelPath))
+		return nil
+	}
+	// The name is a label's value on every object an installation of it makes: one the API
+	// server would refuse there is refused here, where the catalog's author sees it.
+	if errs := validation.IsValidLabelValue(name); name == "" || len(errs) > 0 {
+		why := "it is empty"
+		if len(errs) > 0 {
+			why = strings.Join(errs, "; ")
+		}
+		a.reject(at, fmt.Sprintf("package name %q cannot label what an installation makes: %s", name, why))
 		return nil
 	}
 	pb := &pkgBuild{pkg: &Package{Name: name, Layout: layout, RelPath: at}, annotations: map[*Bundle]*bundleAnnotations{}}

@@ -149,3 +149,28 @@ func TestNothingOutsideRoot(t *testing.T) {
 		})
 	}
 }
+
+// TestPackageNameMustLabel: a package whose name cannot be a label value (too long, or a
+// character a label refuses) is rejected at load, naming it and why: installed, every
+// object it made would have been refused by the API server.
+func TestPackageNameMustLabel(t *testing.T) {
+	long := strings.Repeat("x", 64)
+	for _, tc := range []struct{ name, want string }{
+		{long, "must be no more than 63 bytes"},
+		{"has space", "a valid label must be an empty string or consist of alphanumeric characters"},
+	} {
+		dir := t.TempDir()
+		doc := fmt.Sprintf("schema: olm.package\nname: %q\ndefaultChannel: stable\n", tc.name)
+		if err := os.WriteFile(filepath.Join(dir, "catalog.yaml"), []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c := loadFixture(t, dir)
+		if len(c.Packages()) != 0 || len(c.Rejections) != 1 {
+			t.Fatalf("%q: packages %d, rejections %v; want the package rejected", tc.name, len(c.Packages()), c.Rejections)
+		}
+		r := c.Rejections[0]
+		if !strings.Contains(r.Reason, fmt.Sprintf("package name %q cannot label what an installation makes", tc.name)) || !strings.Contains(r.Reason, tc.want) {
+			t.Errorf("%q: rejection %+v, want it named and %q", tc.name, r, tc.want)
+		}
+	}
+}
