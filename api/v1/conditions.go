@@ -97,4 +97,8 @@ const (
 	// longer offers it (pulled, or the package removed). It keeps running from its stored
 	// bundle: Resolved stays True, since nothing is to be done for what is asked.
 	ReasonNotInCatalog = "NotInCatalog"
+	// ReasonCatalogUnavailable: the version the Subscription asks for runs, and its
+	// catalog cannot be read (its CatalogSource deleted, or failing to load): it stays
+	// Resolved, and version changes wait for the catalog.
+	ReasonCatalogUnavailable = "CatalogUnavailable"
 )

@@ -146,3 +146,65 @@ spec: {package: cache-operator, version: "1.1.0", catalog: `+name+`}
 `)
 	return cm, status
 }
+
+// TestCatalogGoneKeepsRunning: the CatalogSource of a Subscription whose version runs, as
+// asked, is deleted; then the manager restarts with it gone. The Subscription stays Ready
+// all along (its Ready condition never moves), Resolved True with reason
+// CatalogUnavailable naming the missing CatalogSource, with a Warning event. Its catalog
+// back, it resolves as before. Before, the Subscription turned Ready False
+// (CatalogNotReady), an alert for an operator that ran and was healthy.
+func TestCatalogGoneKeepsRunning(t *testing.T) {
+	ns := "catalog-gone"
+	newNamespace(t, ns)
+	_, status := pinnedFromConfigMap(t, ns, "vanishing", "1.1.0")
+	uninstallAtEnd(t, ns, "cache")
+	waitRunning(t, ns, "cache", "cache-operator.v1.1.0")
+	readySince := condition(waitReady(t, ns, "cache", time.Minute).Status.Conditions, omv1.ConditionReady).LastTransitionTime
+	stillReady := func(when string) {
+		t.Helper()
+		c := condition(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionReady)
+		if c.Status != metav1.ConditionTrue || !c.LastTransitionTime.Equal(&readySince) {
+			t.Errorf("%s: the Subscription left Ready: %+v (Ready since %s)", when, c, readySince)
+		}
+	}
+	unavailable := func() bool {
+		c := condition(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionResolved)
+		return c.Status == metav1.ConditionTrue && c.Reason == omv1.ReasonCatalogUnavailable &&
+			strings.Contains(c.Message, "cache-operator.v1.1.0 runs, as asked, and stays") && strings.Contains(c.Message, "CatalogSource "+ns+"/vanishing does not exist")
+	}
+
+	cs := &omv1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "vanishing"}}
+	if err := k8s.Delete(ctx(), cs); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "the Subscription saying its catalog cannot be read while its version runs", unavailable, describeSub(t, ns, "cache"))
+	stillReady("catalog deleted")
+	if !eventIn(t, ns, corev1.EventTypeWarning, omv1.ReasonCatalogUnavailable, "cannot be read") {
+		t.Errorf("no Warning event %s", omv1.ReasonCatalogUnavailable)
+	}
+
+	killManager(t)
+	if err := startManager(); err != nil {
+		t.Fatal(err)
+	}
+	// The restarted manager has no copy of the catalog and never will: it says so again,
+	// and nothing moves.
+	time.Sleep(5 * time.Second)
+	eventually(t, time.Minute, "the restarted manager saying the same", unavailable, describeSub(t, ns, "cache"))
+	stillReady("manager restarted, catalog gone")
+
+	createStrict(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: CatalogSource
+metadata: {name: vanishing}
+spec: {sourceType: configmap, configMap: catalog, updateStrategy: {registryPoll: {interval: 2s}}}
+`)
+	eventually(t, time.Minute, "the Subscription resolving from its catalog again", func() bool {
+		c := condition(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionResolved)
+		return c.Status == metav1.ConditionTrue && c.Reason == "Resolved"
+	}, status)
+	stillReady("catalog back")
+	if h := historyOf(getBlueprint(t, ns, "cache")); h != "1:cache-operator.v1.1.0:Install:Succeeded" {
+		t.Errorf("history %s: the catalog going and coming changed the installation", h)
+	}
+}

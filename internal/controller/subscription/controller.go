@@ -262,15 +262,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.
 		if err == nil {
 			err = r.checkConflict(ctx, sub, res.bundle)
 		}
-		kept := notInCatalog(sub, bp, err) // "" without an error, or without a Blueprint
+		keptReason, kept := notInCatalog(sub, bp, err, wait) // "" without an error, or without a Blueprint
 		switch {
+		case wait != nil && wait.loading && runsAsAsked(sub, bp) != "":
+			// Its catalog is being (re)loaded (its CatalogSource changed, a manager started):
+			// nothing new to say of an installation that runs as asked, so its conditions
+			// stay as they were, with no Ready=False blip, until the catalog is there.
+			result = ctrl.Result{RequeueAfter: 5 * time.Second}
 		case wait != nil && wait.loading:
 			result = r.waitForCatalog(sub, err)
 		case kept != "":
-			if was == nil || was.Reason != omv1.ReasonNotInCatalog || was.Message != kept {
-				r.Recorder.Eventf(sub, nil, corev1.EventTypeWarning, omv1.ReasonNotInCatalog, "Resolve", "%s", kept)
+			if was == nil || was.Reason != keptReason || was.Message != kept {
+				r.Recorder.Eventf(sub, nil, corev1.EventTypeWarning, keptReason, "Resolve", "%s", kept)
 			}
-			setCondition(sub, omv1.ConditionResolved, true, omv1.ReasonNotInCatalog, kept)
+			setCondition(sub, omv1.ConditionResolved, true, keptReason, kept)
 		case err != nil:
 			if result, err = r.resolveFailed(sub, err); err != nil {
 				return result, err
@@ -346,21 +351,44 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.
 }
 
 // notInCatalog says, when the catalog no longer offers what the Subscription asks for
-// (a version pulled, the package removed) but that is what runs, settled, that it runs
-// as asked and stays; "" otherwise. A person who pinned a version is not told that the
-// Subscription failed (Ready False, a paging alert) for a version that runs and is
-// healthy; what runs is kept in the installation's stored bundle, for a rollback too.
-func notInCatalog(sub *omv1.Subscription, bp *omv1.Blueprint, err error) string {
+// (a version pulled, the package removed: NotInCatalog) or cannot be read at all (its
+// CatalogSource deleted or failing to load: CatalogUnavailable) but that is what runs,
+// settled, that it runs as asked and stays, with the reason; "" otherwise. A person who
+// pinned a version is not told that the Subscription failed (Ready False, a paging alert)
+// for a version that runs and is healthy; what runs is kept in the installation's stored
+// bundle, for a rollback too. The catalog's own trouble is the CatalogSource's to say
+// (its Ready condition, the OperatorCatalogLoadFailing alert, OLM's
+// CatalogSourcesUnhealthy).
+func notInCatalog(sub *omv1.Subscription, bp *omv1.Blueprint, err error, wait *catalogWait) (string, string) {
 	var re *resolve.Error
-	if !errors.As(err, &re) || (re.Reason != omv1.ReasonVersionNotFound && re.Reason != omv1.ReasonPackageNotFound) {
-		return ""
+	if !errors.As(err, &re) {
+		return "", ""
 	}
+	reason := omv1.ReasonNotInCatalog
+	why := "its catalog no longer offers it"
+	switch {
+	case re.Reason == omv1.ReasonVersionNotFound || re.Reason == omv1.ReasonPackageNotFound:
+	case re.Reason == omv1.ReasonCatalogNotReady && wait != nil && !wait.loading && !wait.quiet:
+		reason, why = omv1.ReasonCatalogUnavailable, "its catalog cannot be read, and version changes wait for it"
+	default:
+		return "", ""
+	}
+	current := runsAsAsked(sub, bp)
+	if current == "" {
+		return "", ""
+	}
+	return reason, fmt.Sprintf("%s runs, as asked, and stays: %s (%s)", current, why, re.Message)
+}
+
+// runsAsAsked is the CSV that runs, settled, when it is what the Subscription asks for
+// (resolve.Satisfies), else "".
+func runsAsAsked(sub *omv1.Subscription, bp *omv1.Blueprint) string {
 	current := bp.Status.CurrentCSV
 	v, verr := semver.ParseTolerant(bp.Status.CurrentVersion)
 	if current == "" || current != bp.Spec.ClusterServiceVersionName || verr != nil || !resolve.Satisfies(intentOf(sub), bp.Spec.Package, current, v) {
 		return ""
 	}
-	return fmt.Sprintf("%s runs, as asked, and stays: its catalog no longer offers it (%s)", current, re.Message)
+	return current
 }
 
 // packageChanged refuses a spec that resolves to another package than the one the

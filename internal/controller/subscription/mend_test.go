@@ -125,9 +125,10 @@ func TestPackageChanged(t *testing.T) {
 	}
 }
 
-// TestNotInCatalog: a pulled version that runs as asked is said to stay; one that does not
-// run, runs while another is the target, or is not what is asked, and other failures, are
-// failures still.
+// TestNotInCatalog: a pulled version, or a catalog that cannot be read, while the version
+// asked for runs is said to stay (NotInCatalog, CatalogUnavailable); one that does not run,
+// runs while another is the target, or is not what is asked, a catalog still loading, and
+// other failures, are not.
 func TestNotInCatalog(t *testing.T) {
 	pinned := &omv1.Subscription{Spec: omv1.SubscriptionSpec{Package: "cache-operator", Version: "1.1.0"}}
 	bp := func(target, current, version string) *omv1.Blueprint {
@@ -136,23 +137,30 @@ func TestNotInCatalog(t *testing.T) {
 		out.Status.CurrentCSV, out.Status.CurrentVersion = current, version
 		return out
 	}
+	runs := bp("cache-operator.v1.1.0", "cache-operator.v1.1.0", "1.1.0")
 	pulled := &resolve.Error{Reason: omv1.ReasonVersionNotFound, Message: `package "cache-operator" in catalog x has no version "1.1.0"; it has 1.2.0`}
+	notLoaded := &resolve.Error{Reason: omv1.ReasonCatalogNotReady, Message: "CatalogSource ns/x does not exist"}
+	gone := &catalogWait{message: "CatalogSource ns/x does not exist"}
 	for _, tc := range []struct {
-		name string
-		bp   *omv1.Blueprint
-		err  error
-		want bool
+		name   string
+		bp     *omv1.Blueprint
+		err    error
+		wait   *catalogWait
+		reason string
 	}{
-		{"runs as asked", bp("cache-operator.v1.1.0", "cache-operator.v1.1.0", "1.1.0"), pulled, true},
-		{"not installed yet", bp("cache-operator.v1.1.0", "", ""), pulled, false},
-		{"another version runs (a change under way)", bp("cache-operator.v1.1.0", "cache-operator.v1.0.0", "1.0.0"), pulled, false},
-		{"runs, but not what is asked", bp("cache-operator.v1.2.0", "cache-operator.v1.2.0", "1.2.0"), pulled, false},
-		{"another failure", bp("cache-operator.v1.1.0", "cache-operator.v1.1.0", "1.1.0"), &resolve.Error{Reason: omv1.ReasonCatalogNotReady, Message: "x"}, false},
+		{"runs as asked", runs, pulled, nil, omv1.ReasonNotInCatalog},
+		{"not installed yet", bp("cache-operator.v1.1.0", "", ""), pulled, nil, ""},
+		{"another version runs (a change under way)", bp("cache-operator.v1.1.0", "cache-operator.v1.0.0", "1.0.0"), pulled, nil, ""},
+		{"runs, but not what is asked", bp("cache-operator.v1.2.0", "cache-operator.v1.2.0", "1.2.0"), pulled, nil, ""},
+		{"catalog deleted or failing, runs as asked", runs, notLoaded, gone, omv1.ReasonCatalogUnavailable},
+		{"catalog deleted, not installed yet", bp("cache-operator.v1.1.0", "", ""), notLoaded, gone, ""},
+		{"catalog loading: a wait, not this", runs, notLoaded, &catalogWait{loading: true, message: "loading"}, ""},
+		{"another failure", runs, &resolve.Error{Reason: omv1.ReasonPackageChanged, Message: "x"}, nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := notInCatalog(pinned, tc.bp, tc.err)
-			if (got != "") != tc.want {
-				t.Errorf("notInCatalog = %q, want said: %v", got, tc.want)
+			reason, got := notInCatalog(pinned, tc.bp, tc.err, tc.wait)
+			if reason != tc.reason || (got != "") != (tc.reason != "") {
+				t.Errorf("notInCatalog = %q %q, want reason %q", reason, got, tc.reason)
 			}
 			if got != "" && !strings.Contains(got, "cache-operator.v1.1.0 runs, as asked, and stays") {
 				t.Errorf("notInCatalog = %q", got)

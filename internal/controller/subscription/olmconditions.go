@@ -65,6 +65,9 @@ func setOLMConditions(sub *omv1.Subscription) {
 
 	if resolved != nil && resolved.Reason == omv1.ReasonCatalogNotReady && st.Opstatus != opstatusWaitingForCatalog {
 		setCondition(sub, condCatalogSourcesUnhealthy, true, v1alpha1.UnhealthyCatalogSourceFound, resolved.Message)
+	} else if c := find(omv1.ConditionResolved); c != nil && c.Reason == omv1.ReasonCatalogUnavailable {
+		// What runs stays, and Resolved is True; the catalog is unhealthy all the same.
+		setCondition(sub, condCatalogSourcesUnhealthy, true, v1alpha1.UnhealthyCatalogSourceFound, c.Message)
 	} else {
 		setCondition(sub, condCatalogSourcesUnhealthy, false, v1alpha1.AllCatalogSourcesHealthy, "all available catalogsources are healthy")
 	}
