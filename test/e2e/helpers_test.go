@@ -216,3 +216,20 @@ func exitCode(err error) int {
 	}
 	return -1
 }
+
+// readySince is when the Subscription last turned Ready, for stayedReady.
+func readySince(t *testing.T, ns, name string) metav1.Time {
+	t.Helper()
+	return condition(getSub(t, ns, name).Status.Conditions, omv1.ConditionReady).LastTransitionTime
+}
+
+// stayedReady fails the test when the Subscription is not Ready, or turned Ready again
+// after since: a blip of Ready=False in between moves the condition's transition time,
+// so it is seen however short it was.
+func stayedReady(t *testing.T, ns, name string, since metav1.Time, when string) {
+	t.Helper()
+	c := condition(getSub(t, ns, name).Status.Conditions, omv1.ConditionReady)
+	if c.Status != metav1.ConditionTrue || !c.LastTransitionTime.Equal(&since) {
+		t.Errorf("%s: the Subscription left Ready: %+v (Ready since %s)", when, c, since)
+	}
+}

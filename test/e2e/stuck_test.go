@@ -228,7 +228,7 @@ metadata: {name: cache}
 spec: {startingCSV: cache-operator.1.1.0, catalog: samples}
 `)
 	waitReady(t, ns, "cache", 2*time.Minute)
-	readySince := condition(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionReady).LastTransitionTime
+	since := readySince(t, ns, "cache")
 	// The namespace's quota holds the restart's new pod back a while, as a namespace at
 	// its quota would, so the manager surely looks at the rollout under way (a restart on
 	// the local cluster takes a moment only).
@@ -255,9 +255,7 @@ spec: {startingCSV: cache-operator.1.1.0, catalog: samples}
 		return false
 	}, describeSub(t, ns, "cache"))
 	time.Sleep(5 * time.Second) // the manager's look at the rollout, and its status writes, if any
-	if ready := condition(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionReady); ready.Status != metav1.ConditionTrue || !ready.LastTransitionTime.Equal(&readySince) {
-		t.Errorf("the Subscription left Ready while the restart was held back and the old pod served: %+v", ready)
-	}
+	stayedReady(t, ns, "cache", since, "the restart held back by the quota, the old pod serving")
 	release()
 	eventually(t, time.Minute, "the restart rolled out", func() bool {
 		now := &appsv1.Deployment{}
@@ -269,10 +267,7 @@ spec: {startingCSV: cache-operator.1.1.0, catalog: samples}
 	if err := k8s.Get(ctx(), key, now); err != nil || now.Generation != restarted || now.Spec.Template.Annotations["kubectl.kubernetes.io/restartedAt"] == "" {
 		t.Errorf("the restart was undone or the Deployment changed again: generation %d (restart %d), %v", now.Generation, restarted, err)
 	}
-	ready := condition(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionReady)
-	if ready.Status != metav1.ConditionTrue || !ready.LastTransitionTime.Equal(&readySince) {
-		t.Errorf("the Subscription left Ready during the restart: %+v (Ready since %s)", ready, readySince)
-	}
+	stayedReady(t, ns, "cache", since, "the restart rolled out")
 	events := &corev1.EventList{}
 	if err := k8s.List(ctx(), events, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
