@@ -247,6 +247,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.
 		// condition always reflects the current catalog.
 		was := meta.FindStatusCondition(orig.Status.Conditions, omv1.ConditionResolved)
 		res, err := r.resolve(sub)
+		if err == nil {
+			err = r.catalogStillThere(ctx, sub)
+		}
 		wait, werr := r.catalogWait(ctx, sub, err)
 		if werr != nil {
 			return ctrl.Result{}, werr
@@ -553,6 +556,25 @@ func (r *Reconciler) resolve(sub *omv1.Subscription) (*resolution, error) {
 			sub.Spec.StartingCSV, b.CSVName, b.Package, key, in.Package, map[bool]string{true: "name", false: "package"}[sub.Spec.Package == ""])}
 	}
 	return &resolution{bundle: b, catalog: key}, nil
+}
+
+// catalogStillThere refuses a resolution from a catalog whose CatalogSource is gone (or
+// going) from the cache, though this process still holds its loaded copy. A deleted
+// CatalogSource's event reaches this controller and the CatalogSource controller, which
+// drops the copy, at once: resolved first, the Subscription went on saying Resolved from
+// a catalog that no longer existed, and nothing brought it back. The cache has dropped
+// the object before any handler sees its delete event, so this read decides it.
+func (r *Reconciler) catalogStillThere(ctx context.Context, sub *omv1.Subscription) error {
+	key := r.catalogOf(sub)
+	cs := &omv1.CatalogSource{}
+	err := r.Client.Get(ctx, key, cs)
+	switch {
+	case apierrors.IsNotFound(err) || (err == nil && !cs.DeletionTimestamp.IsZero()):
+		return &resolve.Error{Reason: omv1.ReasonCatalogNotReady, Message: fmt.Sprintf("CatalogSource %s is gone", key)}
+	case err != nil:
+		return err
+	}
+	return nil
 }
 
 // catalogWait asks the Subscription's CatalogSource why resolving failed, when it failed
