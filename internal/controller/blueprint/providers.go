@@ -131,6 +131,9 @@ func (r *Reconciler) forgetStaleProviders(ctx context.Context, bp *omv1.Blueprin
 // CRDs of the last good bundle: a first install that failed has none, yet its CRDs were
 // applied with its record, which then outlived the installation (and its namespace).
 func (r *Reconciler) forgetProviders(ctx context.Context, bp *omv1.Blueprint, sub *omv1.Subscription) {
+	if len(bp.Status.History) == 0 {
+		return // nothing was ever applied, so nothing recorded
+	}
 	sa := ""
 	if sub != nil {
 		sa = sub.Spec.ServiceAccountName
