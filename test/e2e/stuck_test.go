@@ -219,7 +219,7 @@ spec: {startingCSV: cache-operator.1.1.0, catalog: samples}
 // ComponentUnhealthy or DriftRepaired event is told. Before, each restart said the
 // operator was unhealthy and its Deployment "restored", having changed nothing.
 func TestRolloutRestartIsNoFault(t *testing.T) {
-	ns := "restart"
+	ns := "rollout-restart"
 	newNamespace(t, ns)
 	applyYAML(t, ns, `
 apiVersion: operators.coreos.com.operator-manager.domain/v1
