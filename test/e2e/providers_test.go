@@ -28,14 +28,7 @@ spec: {startingCSV: gadget-operator.1.0.0, catalog: test}
 `)
 	waitRunning(t, ns, "gadgets", "gadget-operator.v1.0.0")
 	key := blueprint.ProviderKey(ns, "gadgets")
-	record := func(crd string) (string, bool) {
-		c := &apiextensionsv1.CustomResourceDefinition{}
-		if err := k8s.Get(ctx(), client.ObjectKey{Name: crd}, c); err != nil {
-			return "", false
-		}
-		v, ok := c.Annotations[key]
-		return v, ok
-	}
+	record := func(crd string) (string, bool) { return providerRecord(crd, key) }
 	eventually(t, 30*time.Second, "1.0.0 recorded on its CRD", func() bool {
 		v, _ := record("gadgets.old.providers.example")
 		return v == ns+"/gadgets gadget-operator.v1.0.0"
@@ -83,21 +76,31 @@ spec:
 	}, describeSub(t, ns, "gadgets"))
 	crd := "gadgets.failed.providers.example"
 	key := blueprint.ProviderKey(ns, "gadgets")
-	record := func() (string, bool) {
-		c := &apiextensionsv1.CustomResourceDefinition{}
-		if err := k8s.Get(ctx(), client.ObjectKey{Name: crd}, c); err != nil {
-			t.Fatalf("the CRD of the failed install: %v", err)
-		}
-		v, ok := c.Annotations[key]
-		return v, ok
+	if err := k8s.Get(ctx(), client.ObjectKey{Name: crd}, &apiextensionsv1.CustomResourceDefinition{}); err != nil {
+		t.Fatalf("the CRD of the failed install: %v", err)
 	}
+	record := func() (string, bool) { return providerRecord(crd, key) }
 	if v, ok := record(); !ok {
 		t.Fatalf("the failed install's CRD carries no record of it (%q): nothing to check", v)
 	}
 	if out, err := cli("uninstall", "gadgets", "-n", ns, "--wait", "--timeout", "2m"); err != nil {
 		t.Fatalf("uninstall: %v\n%s", err, out)
 	}
+	if err := k8s.Get(ctx(), client.ObjectKey{Name: crd}, &apiextensionsv1.CustomResourceDefinition{}); err != nil {
+		t.Fatalf("the CRD of the failed install after its uninstall: %v", err)
+	}
 	if v, ok := record(); ok {
 		t.Errorf("the uninstalled failed install is still recorded as a provider of %s: %q", crd, v)
 	}
+}
+
+// providerRecord is the provider record key on CRD crd, and whether it is there (false
+// too when the CRD cannot be read).
+func providerRecord(crd, key string) (string, bool) {
+	c := &apiextensionsv1.CustomResourceDefinition{}
+	if err := k8s.Get(ctx(), client.ObjectKey{Name: crd}, c); err != nil {
+		return "", false
+	}
+	v, ok := c.Annotations[key]
+	return v, ok
 }

@@ -103,26 +103,9 @@ func (r *Reconciler) recordProviders(ctx context.Context, s *scope, plan []crdSt
 		}
 	}
 	if good := LastGood(s.bp); good != nil && good.CSVName != csv {
-		r.forgetStaleProviders(ctx, s.bp, cl, key, provides)
-	}
-}
-
-// forgetStaleProviders removes the installation's record from CRDs its new version no
-// longer provides (the CRDs themselves stay: an upgrade never deletes one). Only CRDs'
-// metadata is listed, once per version change.
-func (r *Reconciler) forgetStaleProviders(ctx context.Context, bp *omv1.Blueprint, cl client.Client, key string, provides map[string]bool) {
-	list := &metav1.PartialObjectMetadataList{}
-	list.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinitionList"))
-	if err := r.APIReader.List(ctx, list); err != nil {
-		return
-	}
-	for _, m := range list.Items {
-		if _, ok := m.Annotations[key]; !ok || provides[m.Name] {
-			continue
-		}
-		if err := patchProvider(ctx, cl, m.Name, key, nil); err != nil {
-			r.event(bp, true, "CRDProviderNotRecorded", "Could not remove this installation's provider record from CRD %s, which its new version does not provide: %v", m.Name, err)
-		}
+		// Off the CRDs the new version no longer provides (the CRDs themselves stay: an
+		// upgrade never deletes one), once per version change.
+		r.dropRecords(ctx, s.bp, cl, key, provides, ", which its new version does not provide")
 	}
 }
 
@@ -142,18 +125,23 @@ func (r *Reconciler) forgetProviders(ctx context.Context, bp *omv1.Blueprint, su
 	if err != nil {
 		return
 	}
+	r.dropRecords(ctx, bp, cl, ProviderKey(bp.Namespace, bp.Name), nil, "")
+}
+
+// dropRecords removes the provider record key from every CRD that carries it but those
+// in keep, listing only CRDs' metadata; a patch that fails is told with why appended.
+func (r *Reconciler) dropRecords(ctx context.Context, bp *omv1.Blueprint, cl client.Client, key string, keep map[string]bool, why string) {
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinitionList"))
 	if err := r.APIReader.List(ctx, list); err != nil {
 		return
 	}
-	key := ProviderKey(bp.Namespace, bp.Name)
 	for _, m := range list.Items {
-		if _, ok := m.Annotations[key]; !ok {
+		if _, ok := m.Annotations[key]; !ok || keep[m.Name] {
 			continue
 		}
 		if err := patchProvider(ctx, cl, m.Name, key, nil); err != nil {
-			r.event(bp, true, "CRDProviderNotRecorded", "Could not remove this installation's provider record from CRD %s: %v", m.Name, err)
+			r.event(bp, true, "CRDProviderNotRecorded", "Could not remove this installation's provider record from CRD %s%s: %v", m.Name, why, err)
 		}
 	}
 }
