@@ -101,4 +101,9 @@ const (
 	// catalog cannot be read (its CatalogSource deleted, or failing to load): it stays
 	// Resolved, and version changes wait for the catalog.
 	ReasonCatalogUnavailable = "CatalogUnavailable"
+	// ReasonRefusedByAPIServer: the API server refused a write the installation needs (a
+	// ResourceQuota, an admission policy or webhook, a validation rule, the manager's own
+	// rights). The message names the object and the refusal; the write is tried again
+	// every 30 s, so mending the cause is all a person does.
+	ReasonRefusedByAPIServer = "RefusedByAPIServer"
 )

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -609,5 +610,106 @@ spec: {startingCSV: cache-operator.1.1.0, catalog: samples}
 	waitReady(t, ns, "cache", time.Minute)
 	if !eventIn(t, ns, corev1.EventTypeWarning, "BlueprintDeleted", "set spec.option: delete") {
 		t.Error("no Warning event BlueprintDeleted on the Subscription")
+	}
+}
+
+// quota makes a ResourceQuota in ns with the hard limits given, and returns what deletes
+// it: a person lifting the quota.
+func quota(t *testing.T, ns, name string, hard corev1.ResourceList) (lift func()) {
+	t.Helper()
+	q := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: corev1.ResourceQuotaSpec{Hard: hard}}
+	if err := k8s.Create(ctx(), q); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		t.Helper()
+		if err := k8s.Delete(ctx(), q); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestRefusedWritesAreSaid: a write an installation needs that the API server refuses (a
+// quota on Blueprints, a quota on Secrets that the stored bundle exceeds) is said on the
+// Subscription, Ready False with reason RefusedByAPIServer naming the object and the
+// quota, told once in a Warning event, and the change goes on by itself once the quota is
+// lifted. Before, the refused Blueprint was said only in the manager's log and the
+// Subscription waited "for Installed" for good.
+func TestRefusedWritesAreSaid(t *testing.T) {
+	ns := "refused-writes"
+	newNamespace(t, ns)
+	// The API server's words name the quota ("exceeded quota: NAME", or "status unknown
+	// for quota: NAME" before the quota controller has counted).
+	refused := func(what, quota string, installed metav1.ConditionStatus) func() bool {
+		return func() bool {
+			sub := getSub(t, ns, "cache")
+			ready := condition(sub.Status.Conditions, omv1.ConditionReady)
+			return ready.Status == metav1.ConditionFalse && ready.Reason == omv1.ReasonRefusedByAPIServer &&
+				strings.Contains(ready.Message, what) && strings.Contains(ready.Message, "quota: "+quota) &&
+				condition(sub.Status.Conditions, omv1.ConditionInstalled).Status == installed
+		}
+	}
+	// toldOnce checks that the refusal naming what was told in Warning events of kind,
+	// each wording once (the API server's words change once its quota controller counts).
+	toldOnce := func(kind, what string) {
+		t.Helper()
+		events := &corev1.EventList{}
+		if err := k8s.List(ctx(), events, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		told := map[string]int32{}
+		for _, e := range events.Items {
+			if e.Reason == omv1.ReasonRefusedByAPIServer && e.Type == corev1.EventTypeWarning && e.InvolvedObject.Kind == kind && strings.Contains(e.Message, what) {
+				told[e.Message] += max(e.Count, 1)
+			}
+		}
+		if len(told) == 0 {
+			t.Errorf("no Warning %s event of %s naming %s", omv1.ReasonRefusedByAPIServer, kind, what)
+		}
+		for msg, n := range told {
+			if n != 1 {
+				t.Errorf("told %d times, want once: %s", n, msg)
+			}
+		}
+	}
+
+	// A first install whose Blueprint a quota refuses.
+	lift := quota(t, ns, "no-blueprints", corev1.ResourceList{
+		corev1.ResourceName("count/blueprints." + omv1.Group): resource.MustParse("0")})
+	applyYAML(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache}
+spec: {package: cache-operator, version: 1.1.0, catalog: samples, targetNamespaces: [`+ns+`]}
+`)
+	eventually(t, time.Minute, "Ready False RefusedByAPIServer naming the Blueprint", refused("creating Blueprint "+ns+"/cache", "no-blueprints", metav1.ConditionFalse), describeSub(t, ns, "cache"))
+	if out, err := cli("status", "cache", "-n", ns); err != nil || !strings.Contains(out, "no-blueprints") {
+		t.Errorf("status does not name the quota: %v\n%s", err, out)
+	}
+	time.Sleep(35 * time.Second) // one more try (every 30 s)
+	toldOnce("Subscription", "no-blueprints")
+	lift()
+	waitReady(t, ns, "cache", 90*time.Second)
+
+	// An upgrade whose bundle Secret a quota refuses: 1.1.0 runs on, the change waits.
+	secrets := &corev1.SecretList{}
+	if err := k8s.List(ctx(), secrets, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	lift = quota(t, ns, "few-secrets", corev1.ResourceList{corev1.ResourceSecrets: *resource.NewQuantity(int64(len(secrets.Items)), resource.DecimalSI)})
+	patchSub(t, ns, "cache", func(s *omv1.Subscription) { s.Spec.Version = "1.2.0" })
+	eventually(t, time.Minute, "Ready False RefusedByAPIServer naming the bundle Secret, 1.1.0 installed", refused("creating Secret "+ns+"/", "few-secrets", metav1.ConditionTrue), describeSub(t, ns, "cache"))
+	if err := deploymentAvailable(t, ns, "cache-operator"); err != nil {
+		t.Errorf("1.1.0's Deployment while the upgrade is refused: %v", err)
+	}
+	time.Sleep(35 * time.Second)
+	toldOnce("Blueprint", "few-secrets")
+	lift()
+	eventually(t, 2*time.Minute, "1.2.0 running once the quota is lifted", func() bool {
+		sub := getSub(t, ns, "cache")
+		return sub.Status.InstalledCSV == "cache-operator.v1.2.0" && condition(sub.Status.Conditions, omv1.ConditionReady).Status == metav1.ConditionTrue
+	}, describeSub(t, ns, "cache"))
+	if got := historyOf(getBlueprint(t, ns, "cache")); got != "1:cache-operator.v1.1.0:Install:Succeeded 2:cache-operator.v1.2.0:Upgrade:Succeeded" {
+		t.Errorf("history = %s", got)
 	}
 }

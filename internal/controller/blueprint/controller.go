@@ -9,6 +9,7 @@ package blueprint
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -37,6 +38,7 @@ import (
 	"github.com/operator-manager/operator-manager/internal/crdready"
 	"github.com/operator-manager/operator-manager/internal/identity"
 	"github.com/operator-manager/operator-manager/internal/operatorgroup"
+	"github.com/operator-manager/operator-manager/internal/refusal"
 	"github.com/operator-manager/operator-manager/internal/statuswrite"
 	"github.com/operator-manager/operator-manager/internal/upgradewindow"
 )
@@ -81,6 +83,9 @@ type Reconciler struct {
 	// rechecks: when each blocked change (rights, CRD preflight) was last checked again;
 	// its Interval, the longest recheck, bounds what it keeps.
 	rechecks statuswrite.Throttle
+	// refusals: the words of the refusal last told of each Blueprint (UID), so a refusal
+	// is told once though its status write may be retried (a conflict) before it lands.
+	refusals sync.Map
 }
 
 // +kubebuilder:rbac:groups=operators.coreos.com.operator-manager.domain,resources=blueprints,verbs=get;list;watch;create;update;patch;delete
@@ -159,6 +164,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	if !bp.DeletionTimestamp.IsZero() {
+		r.refusals.Delete(bp.UID)
 		return r.finalize(ctx, bp)
 	}
 	if err := finalizer.Ensure(ctx, r.Client, bp); err != nil {
@@ -254,6 +260,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		}
 	} else {
 		err = r.settle(ctx, s, d.Settled)
+	}
+	if refusal.Is(err) {
+		// A quota on Secrets, a policy on what may be created: for a person to mend, said
+		// where they look, tried again at a steady pace (nothing watched tells it is mended).
+		msg := fmt.Sprintf("the API server refused a write this change needs (tried again every %s): %v", refusal.RetryAfter, err)
+		if told, _ := r.refusals.Swap(bp.UID, msg); told != msg {
+			r.Recorder.Eventf(bp, nil, corev1.EventTypeWarning, omv1.ReasonRefusedByAPIServer, "Install", "%s", msg)
+		}
+		setCondition(bp, omv1.ConditionReady, metav1.ConditionFalse, omv1.ReasonRefusedByAPIServer, msg)
+		return ctrl.Result{RequeueAfter: refusal.RetryAfter}, nil
+	}
+	if err == nil {
+		r.refusals.Delete(bp.UID)
 	}
 	if err != nil {
 		if !apierrors.IsConflict(err) {

@@ -250,7 +250,7 @@ func (r *Reconciler) content(ctx context.Context, s *scope) (*catalog.BundleCont
 		w.Version = content.CSV.Spec.Version.String()
 	}
 	if err := r.Bundles.Keep(ctx, bp, digest, files); err != nil {
-		return nil, fmt.Errorf("keeping bundle %s of %s: %w", digest, w.CSVName, err)
+		return nil, fmt.Errorf("keeping the bundle of %s: %w", w.CSVName, err) // the store's words name the digest
 	}
 	r.contents.put(digest, content)
 	return content, nil

@@ -39,6 +39,7 @@ import (
 	"github.com/operator-manager/operator-manager/internal/controller/finalizer"
 	"github.com/operator-manager/operator-manager/internal/metrics"
 	"github.com/operator-manager/operator-manager/internal/operatorgroup"
+	"github.com/operator-manager/operator-manager/internal/refusal"
 	"github.com/operator-manager/operator-manager/internal/resolve"
 	"github.com/operator-manager/operator-manager/internal/statuswrite"
 )
@@ -240,6 +241,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.
 	}
 	exists := err == nil
 	result := ctrl.Result{}
+	var refused error // the API server's refusal of a write the change needs (sayRefused)
 	if sub.Spec.Paused && exists {
 		setCondition(sub, omv1.ConditionResolved, false, omv1.ReasonPaused, "spec.paused is true: version changes wait")
 	} else {
@@ -299,7 +301,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.
 				}
 				break
 			}
-			if result, err = r.install(ctx, sub, bp, exists, res); err != nil {
+			if result, err = r.install(ctx, sub, bp, exists, res); refusal.Is(err) {
+				refused, result = err, ctrl.Result{RequeueAfter: refusal.RetryAfter}
+			} else if err != nil {
 				return result, err
 			}
 			exists = exists || bp.UID != "" // created just now: its (empty) progress is mirrored at once
@@ -321,7 +325,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.
 				break
 			}
 			res.bundle = next
-			if result, err = r.install(ctx, sub, bp, exists, res); err != nil {
+			if result, err = r.install(ctx, sub, bp, exists, res); refusal.Is(err) {
+				refused, result = err, ctrl.Result{RequeueAfter: refusal.RetryAfter}
+			} else if err != nil {
 				return result, err
 			}
 		default:
@@ -346,11 +352,37 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.
 		}
 	}
 	sub.Status.ObservedGeneration = sub.Generation
+	if c := meta.FindStatusCondition(sub.Status.Conditions, omv1.ConditionInstalled); refused == nil && c != nil && c.Reason == omv1.ReasonRefusedByAPIServer {
+		removeCondition(sub, omv1.ConditionInstalled) // the refusal is over: mirror says what is
+	}
 	if exists {
 		r.mirror(sub, bp)
 	}
+	if refused != nil {
+		r.sayRefused(sub, orig.Status.Conditions, refused)
+	}
 	r.markDeprecations(sub) // of what runs, once mirror has said what that is
 	return result, nil
+}
+
+// sayRefused says that the API server refused a write the Subscription's change needs
+// (its Blueprint created or changed, a dependency's Subscription created): a quota on
+// Blueprints, a policy that wants labels the manager does not set. Without it the
+// refusal was said only in the manager's log, and the Subscription waited "for
+// Installed" for good. Nothing runs yet: Installed is False with the refusal. Something
+// runs: it stays (Installed True), and the change is Blocked by the refusal. Told once
+// in a Warning event while the words stay the same; the write is tried again every
+// refusal.RetryAfter, since what mends it (a quota, a policy) is not watched.
+func (r *Reconciler) sayRefused(sub *omv1.Subscription, was []metav1.Condition, err error) {
+	msg := fmt.Sprintf("the API server refused a write this change needs (tried again every %s): %v", refusal.RetryAfter, err)
+	typ, status := omv1.ConditionInstalled, false
+	if c := meta.FindStatusCondition(sub.Status.Conditions, omv1.ConditionInstalled); c != nil && c.Status == metav1.ConditionTrue {
+		typ, status = omv1.ConditionBlocked, true
+	}
+	setCondition(sub, typ, status, omv1.ReasonRefusedByAPIServer, msg)
+	if c := meta.FindStatusCondition(was, typ); c == nil || c.Reason != omv1.ReasonRefusedByAPIServer || c.Message != msg {
+		r.Recorder.Eventf(sub, nil, corev1.EventTypeWarning, omv1.ReasonRefusedByAPIServer, "Install", "%s", msg)
+	}
 }
 
 // notInCatalog says, when the catalog no longer offers what the Subscription asks for

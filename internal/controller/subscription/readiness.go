@@ -42,6 +42,9 @@ func readiness(st *omv1.SubscriptionStatus) (ready bool, state, reason string) {
 	if st.Opstatus == "deleted" {
 		return false, StateUninstalled, reason
 	}
+	if reason == omv1.ReasonRefusedByAPIServer {
+		return false, StateFailed, reason // a quota or a policy for a person to mend
+	}
 	if r := meta.FindStatusCondition(st.Conditions, omv1.ConditionResolved); r != nil && r.Status == metav1.ConditionFalse {
 		if r.Reason == omv1.ReasonPaused {
 			return false, StatePaused, reason

@@ -1,0 +1,31 @@
+// Package refusal tells a write the API server refused for what was asked (a
+// ResourceQuota, an admission policy or webhook, a validation rule, the manager's own
+// rights) from one that failed on the way (a conflict, a timeout, a server error). A
+// refusal stands until a person changes something the manager does not watch (the quota,
+// the policy, a role), so it is said where a person looks (a condition with reason
+// RefusedByAPIServer, a Warning event) and tried again at a steady pace; a failure on the
+// way is retried with the controller's backoff, as any reconcile error.
+package refusal
+
+import (
+	"errors"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// RetryAfter is how often a refused write is tried again: a quota raised or a policy
+// mended goes on by itself within this long.
+const RetryAfter = 30 * time.Second
+
+// Is says whether err, or an error it wraps, is the API server's refusal of the request
+// itself. A conflict is not one (the object changed: read it again), nor is NotFound (the
+// caller decides what a missing object means).
+func Is(err error) bool {
+	var status apierrors.APIStatus
+	if err == nil || !errors.As(err, &status) {
+		return false
+	}
+	return apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) ||
+		apierrors.IsRequestEntityTooLargeError(err) || apierrors.IsMethodNotSupported(err)
+}

@@ -1,0 +1,38 @@
+package refusal
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+func TestIs(t *testing.T) {
+	gr := schema.GroupResource{Group: "operators.coreos.com.operator-manager.domain", Resource: "blueprints"}
+	gk := schema.GroupKind{Group: gr.Group, Kind: "Blueprint"}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"nil", nil, false},
+		{"a quota", apierrors.NewForbidden(gr, "cache", errors.New("exceeded quota: bpq, requested: count/blueprints=1")), true},
+		{"a quota, wrapped", fmt.Errorf("creating Blueprint q1/cache: %w", apierrors.NewForbidden(gr, "cache", errors.New("exceeded quota"))), true},
+		{"a validation rule or a policy", apierrors.NewInvalid(gk, "cache", field.ErrorList{field.Required(field.NewPath("metadata", "labels", "team"), "")}), true},
+		{"a bad request", apierrors.NewBadRequest("no"), true},
+		{"too large", apierrors.NewRequestEntityTooLargeError("limit is 3145728"), true},
+		{"a conflict: read again", apierrors.NewConflict(gr, "cache", errors.New("modified")), false},
+		{"not found: the caller's to judge", apierrors.NewNotFound(gr, "cache"), false},
+		{"a timeout on the way", apierrors.NewTimeoutError("slow", 1), false},
+		{"a server error", apierrors.NewInternalError(errors.New("etcd")), false},
+		{"throttled", apierrors.NewTooManyRequests("slow down", 1), false},
+		{"not the API server's", errors.New("dial tcp: connection refused"), false},
+	} {
+		if got := Is(tc.err); got != tc.want {
+			t.Errorf("%s: Is(%v) = %v, want %v", tc.name, tc.err, got, tc.want)
+		}
+	}
+}
