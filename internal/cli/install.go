@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	appsv1 "k8s.io/api/apps/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -719,8 +720,12 @@ type watches struct {
 	// the operator is granted there waits for them.
 	Missing []string `json:"missing,omitempty"`
 	// Error says why it cannot be told (an OperatorGroup that gives no answer, a read
-	// refused).
+	// refused), or why the spec's targets are not applied (an install mode the CSV does not
+	// support).
 	Error string `json:"error,omitempty"`
+	// Deployed: the namespaces above are those the operator's Deployment was rendered
+	// with, since the spec's cannot be applied (Error says why).
+	Deployed bool `json:"deployed,omitempty"`
 }
 
 // crdProviders is one CRD and the installations recorded on it as providing it.
@@ -786,7 +791,17 @@ func watching(ctx context.Context, c client.Client, sub *omv1.Subscription, csv 
 	}
 	targets, err := render.TargetNamespaces(csv.Spec.InstallModes, s.Namespace, s.Spec.TargetNamespaces)
 	if err != nil {
-		return &watches{Error: err.Error()}
+		// Targets its install modes refuse are not applied: the operator watches what it
+		// was deployed to watch, which is what a person needs to know.
+		w = &watches{Error: err.Error()}
+		if deployed, ok := deployedTargets(ctx, c, csv); ok {
+			w.Deployed = true
+			w.AllNamespaces, w.Namespaces = deployed == "", strings.Split(deployed, ",")
+			if deployed == "" {
+				w.Namespaces = nil
+			}
+		}
+		return w
 	}
 	w.AllNamespaces, w.Namespaces = targets == nil, targets
 	// A read refused (a person without rights on namespaces) tells nothing more.
@@ -794,9 +809,28 @@ func watching(ctx context.Context, c client.Client, sub *omv1.Subscription, csv 
 	return w
 }
 
+// deployedTargets is what the csv's first Deployment was rendered to watch (its pod
+// template's olm.targetNamespaces, "" for all namespaces), and whether it could be read.
+func deployedTargets(ctx context.Context, c client.Client, csv *omv1alpha1.ClusterServiceVersion) (string, bool) {
+	specs := csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs
+	if len(specs) == 0 {
+		return "", false
+	}
+	dep := &appsv1.Deployment{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: csv.Namespace, Name: specs[0].Name}, dep); err != nil {
+		return "", false
+	}
+	targets, ok := dep.Spec.Template.Annotations[render.AnnotationTargetNamespaces]
+	return targets, ok
+}
+
 // describeWatches is the status line of w.
 func describeWatches(w *watches) string {
 	switch {
+	case w.Error != "" && w.Deployed && w.AllNamespaces:
+		return "all namespaces, as deployed: the spec's targets cannot be applied: " + w.Error
+	case w.Error != "" && w.Deployed:
+		return strings.Join(w.Namespaces, ", ") + ", as deployed: the spec's targets cannot be applied: " + w.Error
 	case w.Error != "":
 		return "cannot tell: " + w.Error
 	case w.AllNamespaces:

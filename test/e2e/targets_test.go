@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -193,5 +194,56 @@ spec: {startingCSV: cache-operator.1.1.0, catalog: samples, targetNamespaces: [`
 	}
 	if s := getSub(t, ns, "cache"); s.Status.InstalledCSV != "cache-operator.v1.1.0" {
 		t.Errorf("installed %q after the config was mended", s.Status.InstalledCSV)
+	}
+}
+
+// TestUnsupportedTargetsLeaveOperatorRunning: targets that the running CSV's install
+// modes do not support (two namespaces for an operator without MultiNamespace) are not
+// applied. The operator runs on as it was deployed, and every word says so: Ready False
+// UnsupportedOperatorGroup "its configuration cannot be applied ... runs on as it was
+// deployed", and `status` says what it watches ("NS, as deployed"), not "is unhealthy" and
+// "cannot tell". Putting the targets back makes it Ready again, with nothing rolled.
+func TestUnsupportedTargetsLeaveOperatorRunning(t *testing.T) {
+	ns, other := "unsupported-targets", "unsupported-targets-b"
+	newNamespace(t, ns)
+	newNamespace(t, other)
+	applyYAML(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: guard}
+spec: {package: guard-operator, version: 1.0.0, catalog: samples, targetNamespaces: [`+ns+`]}
+`)
+	waitReady(t, ns, "guard", 2*time.Minute)
+	dep := &appsv1.Deployment{}
+	key := client.ObjectKey{Namespace: ns, Name: "guard-operator"}
+	if err := k8s.Get(ctx(), key, dep); err != nil {
+		t.Fatal(err)
+	}
+	generation := dep.Generation
+
+	patchSub(t, ns, "guard", func(s *omv1.Subscription) { s.Spec.TargetNamespaces = []string{ns, other} })
+	eventually(t, time.Minute, "Ready False UnsupportedOperatorGroup saying it runs on", func() bool {
+		ready := condition(getSub(t, ns, "guard").Status.Conditions, omv1.ConditionReady)
+		return ready.Status == metav1.ConditionFalse && ready.Reason == "UnsupportedOperatorGroup" &&
+			strings.Contains(ready.Message, "its configuration cannot be applied") && strings.Contains(ready.Message, "runs on as it was deployed")
+	}, describeSub(t, ns, "guard"))
+	out, err := cli("status", "guard", "-n", ns)
+	if err != nil || !strings.Contains(out, "Watches:        "+ns+", as deployed: the spec's targets cannot be applied") {
+		t.Errorf("status does not say what the operator watches: %v\n%s", err, out)
+	}
+	if err := k8s.Get(ctx(), key, dep); err != nil {
+		t.Fatal(err)
+	}
+	if dep.Generation != generation || dep.Spec.Template.Annotations["olm.targetNamespaces"] != ns {
+		t.Errorf("the Deployment changed: generation %d (was %d), targets %q", dep.Generation, generation, dep.Spec.Template.Annotations["olm.targetNamespaces"])
+	}
+	if err := deploymentAvailable(t, ns, "guard-operator"); err != nil {
+		t.Errorf("the operator stopped: %v", err)
+	}
+
+	patchSub(t, ns, "guard", func(s *omv1.Subscription) { s.Spec.TargetNamespaces = []string{ns} })
+	waitReady(t, ns, "guard", time.Minute)
+	if got := historyOf(getBlueprint(t, ns, "guard")); got != "1:guard-operator.v1.0.0:Install:Succeeded" {
+		t.Errorf("history = %s", got)
 	}
 }

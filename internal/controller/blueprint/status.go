@@ -383,6 +383,10 @@ func liveVerdict(current string, csv *omv1alpha1.ClusterServiceVersion) (metav1.
 		return metav1.ConditionFalse, "CSVMissing", current + " does not exist"
 	case csv.Status.Phase == omv1alpha1.CSVSucceeded:
 		return metav1.ConditionTrue, omv1.ReasonSucceeded, current + " is healthy: " + csv.Status.Message
+	case csv.Status.Phase == omv1alpha1.CSVFailed && csv.Status.Reason == "UnsupportedOperatorGroup":
+		// Its configuration cannot be applied; the operator runs on as it was deployed.
+		// Still False: what a person asked for is not what runs.
+		return metav1.ConditionFalse, csv.Status.Reason, fmt.Sprintf("%s: its configuration cannot be applied: %s", csv.Name, csv.Status.Message)
 	case csv.Status.Phase == omv1alpha1.CSVFailed:
 		return metav1.ConditionFalse, csv.Status.Reason, fmt.Sprintf("%s is unhealthy: %s", csv.Name, csv.Status.Message)
 	}

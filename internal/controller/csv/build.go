@@ -47,7 +47,14 @@ func (r *Reconciler) build(ctx context.Context, s *scope) (bool, error) {
 	s.id = identity.Effective(csv.Namespace, csv.Annotations[omv1.AnnotationServiceAccount], "")
 	targets, err := targetsOf(csv, s.sub)
 	if err != nil {
-		s.decide(omv1alpha1.CSVFailed, "UnsupportedOperatorGroup", "%v", err)
+		// Nothing is rendered. A CSV applied before (its inventory) keeps its operator's
+		// Deployments as they were deployed, with their old targets, as OLM leaves them:
+		// said, so "Failed" does not read as an operator that stopped.
+		msg := err.Error()
+		if len(csv.Status.Inventory) > 0 {
+			msg += "; nothing was changed: the operator runs on as it was deployed, with its earlier targets"
+		}
+		s.decide(omv1alpha1.CSVFailed, ReasonUnsupportedOperatorGroup, "%s", msg)
 		return true, nil
 	}
 	others, err := r.otherObjects(ctx, csv)

@@ -27,6 +27,9 @@ const (
 	ReasonInstalling         = "InstallWaiting"
 	ReasonRequirementsMet    = "AllRequirementsMet"
 	ReasonBundleUnavailable  = "BundleUnavailable"
+	// ReasonUnsupportedOperatorGroup, as OLM's: the namespaces the operator is to watch
+	// need an install mode its CSV does not support.
+	ReasonUnsupportedOperatorGroup = "UnsupportedOperatorGroup"
 	// ReasonComponentUnhealthy, as OLM's: a CSV that passed its health gate is not
 	// healthy now. It is reported, not rolled back: that is not a version problem.
 	ReasonComponentUnhealthy = "ComponentUnhealthy"
