@@ -203,3 +203,36 @@ spec: {sourceType: configmap, configMap: catalog, updateStrategy: {registryPoll:
 		t.Errorf("history %s: the catalog going and coming changed the installation", h)
 	}
 }
+
+// TestHeldVersionKeepsRunningWithoutCatalog: a version a person rolled back to by hand
+// stands until the Subscription's spec changes; when the catalog is then deleted, it
+// stays Ready, Resolved True CatalogUnavailable naming the hold. Before, only a version
+// the spec asks for was kept so, and this one turned Ready False (CatalogNotReady).
+func TestHeldVersionKeepsRunningWithoutCatalog(t *testing.T) {
+	ns := "held-catalog-gone"
+	newNamespace(t, ns)
+	pinnedFromConfigMap(t, ns, "held", "1.1.0", "1.2.0")
+	uninstallAtEnd(t, ns, "cache")
+	waitRunning(t, ns, "cache", "cache-operator.v1.1.0")
+	patchSub(t, ns, "cache", func(s *omv1.Subscription) { s.Spec.Version = "1.2.0" })
+	waitRunning(t, ns, "cache", "cache-operator.v1.2.0")
+	if out, err := cli("rollback", "cache", "-n", ns, "--wait", "--timeout", "2m"); err != nil {
+		t.Fatalf("rollback: %v\n%s", err, out)
+	}
+	waitReady(t, ns, "cache", time.Minute)
+	since := readySince(t, ns, "cache")
+
+	if err := k8s.Delete(ctx(), &omv1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "held"}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "Resolved True CatalogUnavailable naming the hold", func() bool {
+		c := condition(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionResolved)
+		return c.Status == metav1.ConditionTrue && c.Reason == omv1.ReasonCatalogUnavailable &&
+			strings.Contains(c.Message, "cache-operator.v1.1.0 runs, held after a manual rollback from 1.2.0, and stays") &&
+			strings.Contains(c.Message, "CatalogSource "+ns+"/held does not exist")
+	}, describeSub(t, ns, "cache"))
+	stayedReady(t, ns, "cache", since, "catalog deleted under a version held by hand")
+	if h := historyOf(getBlueprint(t, ns, "cache")); !strings.HasSuffix(h, ":cache-operator.v1.1.0:Downgrade:Succeeded") {
+		t.Errorf("history %s", h)
+	}
+}

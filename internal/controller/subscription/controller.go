@@ -412,18 +412,36 @@ func notInCatalog(sub *omv1.Subscription, bp *omv1.Blueprint, err error, wait *c
 	if current == "" {
 		return "", ""
 	}
-	return reason, fmt.Sprintf("%s runs, as asked, and stays: %s (%s)", current, why, re.Message)
+	how := "as asked"
+	if from := heldBelow(bp); from != "" {
+		how = "held after a manual rollback from " + from
+	} else if !satisfies(sub, bp) {
+		how = "as the Blueprint was pointed by hand"
+	}
+	return reason, fmt.Sprintf("%s runs, %s, and stays: %s (%s)", current, how, why, re.Message)
 }
 
 // runsAsAsked is the CSV that runs, settled, when it is what the Subscription asks for
-// (resolve.Satisfies), else "".
+// (resolve.Satisfies), or when the Subscription asked nothing new since it last wrote the
+// Blueprint: then what runs is what it asked for, or what a person pointed the Blueprint
+// at since (a rollback by hand), which stands until the Subscription's spec changes. "",
+// otherwise.
 func runsAsAsked(sub *omv1.Subscription, bp *omv1.Blueprint) string {
 	current := bp.Status.CurrentCSV
-	v, verr := semver.ParseTolerant(bp.Status.CurrentVersion)
-	if current == "" || current != bp.Spec.ClusterServiceVersionName || verr != nil || !resolve.Satisfies(intentOf(sub), bp.Spec.Package, current, v) {
+	if current == "" || current != bp.Spec.ClusterServiceVersionName {
+		return ""
+	}
+	if bp.Annotations[omv1.AnnotationSubscriptionGeneration] != strconv.FormatInt(sub.Generation, 10) && !satisfies(sub, bp) {
 		return ""
 	}
 	return current
+}
+
+// satisfies says whether the version the Blueprint runs is what the Subscription's spec
+// asks for (resolve.Satisfies).
+func satisfies(sub *omv1.Subscription, bp *omv1.Blueprint) bool {
+	v, err := semver.ParseTolerant(bp.Status.CurrentVersion)
+	return err == nil && resolve.Satisfies(intentOf(sub), bp.Spec.Package, bp.Status.CurrentCSV, v)
 }
 
 // packageChanged refuses a spec that resolves to another package than the one the

@@ -141,28 +141,37 @@ func TestNotInCatalog(t *testing.T) {
 	pulled := &resolve.Error{Reason: omv1.ReasonVersionNotFound, Message: `package "cache-operator" in catalog x has no version "1.1.0"; it has 1.2.0`}
 	notLoaded := &resolve.Error{Reason: omv1.ReasonCatalogNotReady, Message: "CatalogSource ns/x does not exist"}
 	gone := &catalogWait{message: "CatalogSource ns/x does not exist"}
+	// pointed is a Blueprint a person pointed at 1.0.0 (a rollback by hand) after the
+	// Subscription last wrote it (its generation annotation, 0 as pinned's).
+	pointed := bp("cache-operator.v1.0.0", "cache-operator.v1.0.0", "1.0.0")
+	pointed.Annotations = map[string]string{omv1.AnnotationSubscriptionGeneration: "0"}
+	specChanged := pointed.DeepCopy()
+	specChanged.Annotations[omv1.AnnotationSubscriptionGeneration] = "7"
 	for _, tc := range []struct {
 		name   string
 		bp     *omv1.Blueprint
 		err    error
 		wait   *catalogWait
 		reason string
+		says   string
 	}{
-		{"runs as asked", runs, pulled, nil, omv1.ReasonNotInCatalog},
-		{"not installed yet", bp("cache-operator.v1.1.0", "", ""), pulled, nil, ""},
-		{"another version runs (a change under way)", bp("cache-operator.v1.1.0", "cache-operator.v1.0.0", "1.0.0"), pulled, nil, ""},
-		{"runs, but not what is asked", bp("cache-operator.v1.2.0", "cache-operator.v1.2.0", "1.2.0"), pulled, nil, ""},
-		{"catalog deleted or failing, runs as asked", runs, notLoaded, gone, omv1.ReasonCatalogUnavailable},
-		{"catalog deleted, not installed yet", bp("cache-operator.v1.1.0", "", ""), notLoaded, gone, ""},
-		{"catalog loading: a wait, not this", runs, notLoaded, &catalogWait{loading: true, message: "loading"}, ""},
-		{"another failure", runs, &resolve.Error{Reason: omv1.ReasonPackageChanged, Message: "x"}, nil, ""},
+		{"runs as asked", runs, pulled, nil, omv1.ReasonNotInCatalog, "cache-operator.v1.1.0 runs, as asked, and stays"},
+		{"catalog deleted, runs as pointed by hand: that stands", pointed, notLoaded, gone, omv1.ReasonCatalogUnavailable, "cache-operator.v1.0.0 runs, as the Blueprint was pointed by hand, and stays"},
+		{"catalog deleted, pointed by hand, then the spec changed: not as asked", specChanged, notLoaded, gone, "", ""},
+		{"not installed yet", bp("cache-operator.v1.1.0", "", ""), pulled, nil, "", ""},
+		{"another version runs (a change under way)", bp("cache-operator.v1.1.0", "cache-operator.v1.0.0", "1.0.0"), pulled, nil, "", ""},
+		{"runs, but not what is asked", bp("cache-operator.v1.2.0", "cache-operator.v1.2.0", "1.2.0"), pulled, nil, "", ""},
+		{"catalog deleted or failing, runs as asked", runs, notLoaded, gone, omv1.ReasonCatalogUnavailable, "cache-operator.v1.1.0 runs, as asked, and stays"},
+		{"catalog deleted, not installed yet", bp("cache-operator.v1.1.0", "", ""), notLoaded, gone, "", ""},
+		{"catalog loading: a wait, not this", runs, notLoaded, &catalogWait{loading: true, message: "loading"}, "", ""},
+		{"another failure", runs, &resolve.Error{Reason: omv1.ReasonPackageChanged, Message: "x"}, nil, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reason, got := notInCatalog(pinned, tc.bp, tc.err, tc.wait)
 			if reason != tc.reason || (got != "") != (tc.reason != "") {
 				t.Errorf("notInCatalog = %q %q, want reason %q", reason, got, tc.reason)
 			}
-			if got != "" && !strings.Contains(got, "cache-operator.v1.1.0 runs, as asked, and stays") {
+			if !strings.Contains(got, tc.says) {
 				t.Errorf("notInCatalog = %q", got)
 			}
 		})
