@@ -141,6 +141,13 @@ func (s *Store) save(ctx context.Context, owner *omv1.Blueprint, digest string, 
 		if err == nil {
 			return nil
 		} else if !apierrors.IsAlreadyExists(err) {
+			// A create can be refused before the API server looks at the name: a namespace
+			// at its Secret quota refuses even a Secret it holds. The entry already there,
+			// complete and this Blueprint's, is all a Save wants: a rollback to a version
+			// stored before the quota filled goes on.
+			if _, existing, rerr := assemble(owner.Namespace, owner.Name, digest, s.get(ctx, owner.Namespace)); rerr == nil && ownedBy(existing, owner.UID) {
+				return nil
+			}
 			return fmt.Errorf("storing bundle %s: creating Secret %s/%s: %w", digest, secrets[0].Namespace, secrets[0].Name, err)
 		}
 	}

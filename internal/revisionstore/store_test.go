@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -460,5 +461,60 @@ func TestSaveTrustsWhatItSaved(t *testing.T) {
 	}
 	if got, err := s.Load(ctx, namespace, bp.Name, digest); err != nil || catalog.DigestFiles(got) != digest {
 		t.Errorf("Load after the Save that followed = %d files, %v", len(got), err)
+	}
+}
+
+// TestSaveAtSecretQuota: in a namespace at its Secret quota the API server refuses every
+// create, even of a Secret it holds (quota admission runs before the name is looked at).
+// A Save of an entry stored before (a rollback, or a fresh process keeping the running
+// version) finds it there and succeeds; a Save of a new bundle fails with the API
+// server's refusal, naming the quota.
+func TestSaveAtSecretQuota(t *testing.T) {
+	ctx := context.Background()
+	c := newClient(t, env.Config)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "secret-quota"}}
+	if err := c.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	bp := &omv1.Blueprint{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "cache"},
+		Spec: omv1.BlueprintSpec{ClusterServiceVersionName: "cache-operator.1.1.0"}}
+	if err := c.Create(ctx, bp); err != nil {
+		t.Fatal(err)
+	}
+	files, digest := bundle(t, 1000)
+	if err := newStore(t).Save(ctx, bp, digest, files); err != nil {
+		t.Fatal(err)
+	}
+	// This API server runs no quota controller: the quota's usage is written here, at its
+	// limit, as the controller would have counted the one Secret.
+	hard := corev1.ResourceList{corev1.ResourceSecrets: resource.MustParse("1")}
+	quota := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "no-more-secrets"},
+		Spec: corev1.ResourceQuotaSpec{Hard: hard}}
+	if err := c.Create(ctx, quota); err != nil {
+		t.Fatal(err)
+	}
+	quota.Status = corev1.ResourceQuotaStatus{Hard: hard, Used: hard}
+	if err := c.Status().Update(ctx, quota); err != nil {
+		t.Fatal(err)
+	}
+	// The quota admission plugin sees the quota through its informer: wait until it does.
+	for i := 0; ; i++ {
+		probe := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "probe-" + strconv.Itoa(i)}}
+		err := c.Create(ctx, probe)
+		if apierrors.IsForbidden(err) {
+			break
+		}
+		if i == 100 {
+			t.Fatalf("the quota does not refuse a create: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := newStore(t).Save(ctx, bp, digest, files); err != nil {
+		t.Errorf("Save of an entry stored before the quota filled: %v", err)
+	}
+	other, otherDigest := bundle(t, 1000)
+	err := newStore(t).Save(ctx, bp, otherDigest, other)
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "no-more-secrets") {
+		t.Errorf("Save of a new bundle at the quota = %v, want the refusal naming the quota", err)
 	}
 }

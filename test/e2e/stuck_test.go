@@ -712,4 +712,30 @@ spec: {package: cache-operator, version: 1.1.0, catalog: samples, targetNamespac
 	if got := historyOf(getBlueprint(t, ns, "cache")); got != "1:cache-operator.v1.1.0:Install:Succeeded 2:cache-operator.v1.2.0:Upgrade:Succeeded" {
 		t.Errorf("history = %s", got)
 	}
+
+	// An upgrade refused so until its deadline is rolled back, at the quota still: the
+	// API server refuses even a create of the Secret it holds (quota admission comes
+	// first), and a restarted manager, which trusts nothing it saved, must find 1.2.0's
+	// stored bundle there rather than stop at the refusal. Before, the rollback waited out
+	// its own deadline and failed.
+	if err := k8s.List(ctx(), secrets, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	lift = quota(t, ns, "still-few-secrets", corev1.ResourceList{corev1.ResourceSecrets: *resource.NewQuantity(int64(len(secrets.Items)), resource.DecimalSI)})
+	defer lift()
+	killManager(t)
+	if err := startManager(); err != nil {
+		t.Fatal(err)
+	}
+	patchSub(t, ns, "cache", func(s *omv1.Subscription) {
+		s.Spec.Version = "1.3.0"
+		s.Spec.Health = &omv1.HealthPolicy{Timeout: &metav1.Duration{Duration: 20 * time.Second}}
+	})
+	failed := waitRolledBackFrom(t, ns, "cache", "cache-operator.v1.3.0", 2*time.Minute)
+	if failed.Reason != omv1.ReasonDeadlineExceeded || !strings.Contains(failed.Message, "still-few-secrets") {
+		t.Errorf("the failed upgrade says %s %q, want its deadline naming the quota that refused it", failed.Reason, failed.Message)
+	}
+	if got := historyOf(getBlueprint(t, ns, "cache")); !strings.HasSuffix(got, "3:cache-operator.v1.3.0:Upgrade:Failed 4:cache-operator.v1.2.0:Rollback:Succeeded") {
+		t.Errorf("history = %s", got)
+	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/blang/semver/v4"
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -181,6 +182,9 @@ func (r *Reconciler) missedDeadline(s *scope, timeout time.Duration, csv *omv1al
 	last := conditionMessage(s.bp, omv1.ConditionProgressing)
 	if exists && csv.Status.Revision == w.Revision {
 		last = fmt.Sprintf("%s is %s: %s", csv.Name, csv.Status.Phase.OrNew(), csv.Status.Message)
+	}
+	if c := meta.FindStatusCondition(s.bp.Status.Conditions, omv1.ConditionReady); c != nil && c.Reason == omv1.ReasonRefusedByAPIServer {
+		last = c.Message // the last pass stopped at a write the API server refused: that is what it waited for
 	}
 	if last == "" {
 		last = "nothing started"
