@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -242,6 +243,27 @@ spec: {package: guard-operator, version: 1.0.0, catalog: samples, targetNamespac
 	}
 
 	patchSub(t, ns, "guard", func(s *omv1.Subscription) { s.Spec.TargetNamespaces = []string{ns} })
+	waitReady(t, ns, "guard", time.Minute)
+
+	// The same for a config the API server refuses (memory requests above the limit).
+	patchSub(t, ns, "guard", func(s *omv1.Subscription) {
+		s.Spec.Config = &omv1.SubscriptionConfig{Resources: &corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi")},
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}}
+	})
+	eventually(t, time.Minute, "Ready False InstallFailed saying it runs on", func() bool {
+		ready := condition(getSub(t, ns, "guard").Status.Conditions, omv1.ConditionReady)
+		return ready.Status == metav1.ConditionFalse && ready.Reason == omv1.ReasonInstallFailed &&
+			strings.Contains(ready.Message, "its configuration cannot be applied, and the operator runs on as it was deployed") &&
+			strings.Contains(ready.Message, "must be less than or equal to memory limit")
+	}, describeSub(t, ns, "guard"))
+	if err := k8s.Get(ctx(), key, dep); err != nil {
+		t.Fatal(err)
+	}
+	if dep.Generation != generation {
+		t.Errorf("the Deployment changed: generation %d (was %d)", dep.Generation, generation)
+	}
+	patchSub(t, ns, "guard", func(s *omv1.Subscription) { s.Spec.Config = nil })
 	waitReady(t, ns, "guard", time.Minute)
 	if got := historyOf(getBlueprint(t, ns, "guard")); got != "1:guard-operator.v1.0.0:Install:Succeeded" {
 		t.Errorf("history = %s", got)

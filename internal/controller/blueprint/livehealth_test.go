@@ -30,6 +30,7 @@ func TestLiveVerdict(t *testing.T) {
 		{"a configuration change failed its gate", csv(omv1alpha1.CSVFailed, "HealthTimeout", "pod x not scheduled"), metav1.ConditionFalse, "HealthTimeout", "pod x not scheduled"},
 		{"a configuration change in its gate", csv(omv1alpha1.CSVInstalling, "InstallWaiting", "waiting for the deployment controller"), metav1.ConditionUnknown, ReasonHealthGateRunning, "is in its health gate again (its configuration changed, or it was created again): waiting for the deployment controller"},
 		{"targets its install modes refuse: it runs on as deployed", csv(omv1alpha1.CSVFailed, "UnsupportedOperatorGroup", "spec.targetNamespaces [a b] needs install mode MultiNamespace; nothing was changed"), metav1.ConditionFalse, "UnsupportedOperatorGroup", "x.v1: its configuration cannot be applied: spec.targetNamespaces [a b]"},
+		{"a config the API server refuses: it runs on as deployed", csv(omv1alpha1.CSVFailed, "InstallFailed", `applying apps/v1 Deployment a/x: requests: Invalid value: "2Gi"`), metav1.ConditionFalse, "InstallFailed", "x.v1: its configuration cannot be applied, and the operator runs on as it was deployed: applying apps/v1 Deployment"},
 		{"its CSV gone", nil, metav1.ConditionFalse, "CSVMissing", "x.v1 does not exist"},
 	} {
 		status, reason, msg := liveVerdict("x.v1", tc.csv)

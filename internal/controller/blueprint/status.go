@@ -384,9 +384,13 @@ func liveVerdict(current string, csv *omv1alpha1.ClusterServiceVersion) (metav1.
 	case csv.Status.Phase == omv1alpha1.CSVSucceeded:
 		return metav1.ConditionTrue, omv1.ReasonSucceeded, current + " is healthy: " + csv.Status.Message
 	case csv.Status.Phase == omv1alpha1.CSVFailed && csv.Status.Reason == "UnsupportedOperatorGroup":
-		// Its configuration cannot be applied; the operator runs on as it was deployed.
-		// Still False: what a person asked for is not what runs.
+		// Its configuration cannot be applied; the operator runs on as it was deployed
+		// (the CSV's words say so). Still False: what a person asked for is not what runs.
 		return metav1.ConditionFalse, csv.Status.Reason, fmt.Sprintf("%s: its configuration cannot be applied: %s", csv.Name, csv.Status.Message)
+	case csv.Status.Phase == omv1alpha1.CSVFailed && csv.Status.Reason == omv1.ReasonInstallFailed:
+		// An object the API server refused (a config whose requests exceed its limits, a
+		// policy): the refused object, and what depends on it, stay as they were.
+		return metav1.ConditionFalse, csv.Status.Reason, fmt.Sprintf("%s: its configuration cannot be applied, and the operator runs on as it was deployed: %s", csv.Name, csv.Status.Message)
 	case csv.Status.Phase == omv1alpha1.CSVFailed:
 		return metav1.ConditionFalse, csv.Status.Reason, fmt.Sprintf("%s is unhealthy: %s", csv.Name, csv.Status.Message)
 	}
