@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -253,4 +254,69 @@ func quietBlueprint(t *testing.T, ns, name string) string {
 	}
 	t.Fatalf("Blueprint %s/%s written again and again for a minute while blocked", ns, name)
 	return ""
+}
+
+// TestLostRightsAreSaid: an installation whose installing ServiceAccount lost its rights
+// (its RoleBinding deleted) says so, where before the manager only logged it: a
+// Deployment deleted by hand that cannot be restored turns the Subscription Ready False
+// InsufficientPermissions naming the restore (before, it said "healthy: 1 deployment
+// available" with no Deployment), and an uninstall that cannot remove what was installed
+// says that it waits and why (before: "removing ...", for good). Both go on once the
+// rights are back, with no one touching the Subscription.
+func TestLostRightsAreSaid(t *testing.T) {
+	ns := "lost-rights"
+	tenantNamespace(t, ns)
+	applyYAML(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: reloader}
+spec: {startingCSV: reloader-operator.0.2.0, catalog: samples, serviceAccountName: installer}
+`)
+	waitReady(t, ns, "reloader", 2*time.Minute)
+	binding := &rbacv1.RoleBinding{}
+	if err := k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "installer"}, binding); err != nil {
+		t.Fatal(err)
+	}
+	revoke := func() {
+		t.Helper()
+		if err := k8s.Delete(ctx(), binding.DeepCopy()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	grant := func() {
+		t.Helper()
+		again := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "installer"}, Subjects: binding.Subjects, RoleRef: binding.RoleRef}
+		if err := k8s.Create(ctx(), again); err != nil {
+			t.Fatal(err)
+		}
+	}
+	refused := func(says string) func() bool {
+		return func() bool {
+			ready := condition(getSub(t, ns, "reloader").Status.Conditions, omv1.ConditionReady)
+			return ready.Status == metav1.ConditionFalse && ready.Reason == omv1.ReasonInsufficientPermissions &&
+				strings.Contains(ready.Message, says) && strings.Contains(ready.Message, `User "system:serviceaccount:`+ns+`:installer"`)
+		}
+	}
+
+	revoke()
+	if err := k8s.Delete(ctx(), &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "reloader-operator"}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "Ready False InsufficientPermissions naming the restore", refused("restoring Deployment "+ns+"/reloader-operator (deleted)"), describeSub(t, ns, "reloader"))
+	grant()
+	waitReady(t, ns, "reloader", 2*time.Minute)
+	if err := deploymentAvailable(t, ns, "reloader-operator"); err != nil {
+		t.Errorf("the Deployment once the rights are back: %v", err)
+	}
+
+	revoke()
+	if err := k8s.Delete(ctx(), &omv1.Subscription{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "reloader"}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "the uninstall saying it waits for the rights", refused("the uninstall waits: ServiceAccount "+ns+"/installer may not delete what it installed"), describeSub(t, ns, "reloader"))
+	grant()
+	eventually(t, 2*time.Minute, "the uninstall done once the rights are back", func() bool {
+		return apierrors.IsNotFound(k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "reloader"}, &omv1.Subscription{}))
+	}, describeSub(t, ns, "reloader"))
+	nothingInstalled(t, ns)
 }

@@ -28,6 +28,7 @@ import (
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
 	"github.com/operator-manager/operator-manager/internal/kubeapply"
 	"github.com/operator-manager/operator-manager/internal/metrics"
+	"github.com/operator-manager/operator-manager/internal/refusal"
 	"github.com/operator-manager/operator-manager/internal/render"
 )
 
@@ -113,6 +114,11 @@ func (r *Reconciler) apply(ctx context.Context, s *scope) (bool, error) {
 			s.result = ctrl.Result{RequeueAfter: time.Second}
 			return true, nil
 		}
+		if drift != nil {
+			// Say what the apply was for: a repair of the object found changed, which
+			// the refusal stopped (the installing identity lost its rights, say).
+			failed = fmt.Errorf("restoring %s %s (%s): %w", drift.entry.Kind, describeEntry(drift.entry), drift.how, failed)
+		}
 		return r.refused(s, failed)
 	}
 	inventory := sofar()
@@ -167,6 +173,9 @@ func (r *Reconciler) refused(s *scope, err error) (bool, error) {
 		return true, err
 	}
 	st := &s.csv.Status
+	// A version that was applied whole once (its render recorded) and ran: its repair or
+	// its new config is what the API server refuses.
+	ran := passedGate(st) || st.RenderHash != ""
 	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: ConditionInstalled, Status: metav1.ConditionFalse, Reason: ref.Reason,
 		Message: err.Error(), ObservedGeneration: s.csv.Generation})
 	since := meta.FindStatusCondition(st.Conditions, ConditionInstalled).LastTransitionTime.Time
@@ -180,6 +189,12 @@ func (r *Reconciler) refused(s *scope, err error) (bool, error) {
 	}
 	s.decide(omv1alpha1.CSVFailed, ref.Reason, "%v", err)
 	s.result = ctrl.Result{RequeueAfter: resyncAfterGate}
+	if ran {
+		// A running version's repair or config refused (its identity's rights revoked, a
+		// policy): what mends it (a RoleBinding made again) is not watched, so the apply
+		// is tried again at a steady pace; refused again, it writes nothing.
+		s.result = ctrl.Result{RequeueAfter: refusal.RetryAfter}
+	}
 	return true, nil
 }
 
@@ -294,6 +309,9 @@ var watchedKinds = map[string]func() client.Object{
 type driftFinding struct {
 	entry     omv1alpha1.InventoryEntry
 	how, live string
+	// unreadable: the identity may not read the object, so nothing is known to have
+	// drifted; an apply that then goes through restored nothing that is known of.
+	unreadable bool
 }
 
 // repaired says whether the apply that followed the finding changed the object, by its
@@ -301,6 +319,9 @@ type driftFinding struct {
 // rollout restart`'s annotation, a label someone added) is applied over as a no-op: the
 // object comes back as found, and nothing was restored, so nothing is said.
 func (d *driftFinding) repaired(inventory []omv1alpha1.InventoryEntry) bool {
+	if d.unreadable {
+		return false
+	}
 	for _, e := range inventory {
 		if refKey(e) == refKey(d.entry) {
 			return d.live == "" || e.Fingerprint != d.live
@@ -321,6 +342,7 @@ func (r *Reconciler) drift(ctx context.Context, s *scope) (found *driftFinding, 
 			r.deep.forget(s.csv.UID) // cut short: the next pass checks again
 		}
 	}()
+	var unreadable *driftFinding
 	for _, e := range s.csv.Status.Inventory {
 		key := client.ObjectKey{Namespace: e.Namespace, Name: e.Name}
 		if newObj, ok := watchedKinds[e.Kind]; ok {
@@ -339,6 +361,20 @@ func (r *Reconciler) drift(ctx context.Context, s *scope) (found *driftFinding, 
 			continue
 		}
 		how, live, err := r.driftedLive(ctx, s, e)
+		if apierrors.IsForbidden(err) {
+			// The installing identity may no longer read it (a RoleBinding deleted, the
+			// ServiceAccount gone). What the cache says of a watched kind stands; of
+			// another, nothing can be told, so a definite finding further on is preferred.
+			// Either way the apply that follows is the test, and its refusal is said on
+			// the CSV, not only in the manager's log.
+			if _, watched := watchedKinds[e.Kind]; watched {
+				return &driftFinding{entry: e, how: "deleted"}, nil
+			}
+			if unreadable == nil {
+				unreadable = &driftFinding{entry: e, how: "not readable by " + s.id.String(), unreadable: true}
+			}
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -346,7 +382,7 @@ func (r *Reconciler) drift(ctx context.Context, s *scope) (found *driftFinding, 
 			return &driftFinding{entry: e, how: how, live: live}, nil
 		}
 	}
-	return nil, nil
+	return unreadable, nil
 }
 
 // driftedLive reads an object's metadata from the API server and says how it drifted

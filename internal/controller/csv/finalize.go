@@ -2,8 +2,8 @@ package csv
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -56,12 +56,24 @@ func (r *Reconciler) finalize(ctx context.Context, csv *omv1alpha1.ClusterServic
 	if err == nil && remaining == 0 {
 		remaining, err = r.deleteEntries(ctx, csv, id, last)
 	}
+	var refused *deleteRefused
+	if errors.As(err, &refused) {
+		// Said on the CSV's status, where the Blueprint and the Subscription read it, not
+		// only in an event and the manager's log; tried again at a steady pace, since the
+		// rights granted again are not watched.
+		msg := fmt.Sprintf("%s; grant those rights again and the uninstall goes on (tried every %s), or remove the objects and this CSV's finalizer by hand", refused.msg, retryRefusedDelete)
+		if csv.Status.Reason != omv1.ReasonInsufficientPermissions || csv.Status.Message != msg {
+			r.event(csv, true, "DeleteFailed", "Cannot remove what %s installed: %s", csv.Name, msg)
+		}
+		r.setDeleting(ctx, csv, omv1.ReasonInsufficientPermissions, msg)
+		return ctrl.Result{RequeueAfter: retryRefusedDelete}, nil
+	}
 	if err != nil {
 		r.event(csv, true, "DeleteFailed", "Cannot remove what %s installed: %v", csv.Name, err)
 		return ctrl.Result{}, err
 	}
 	if remaining > 0 {
-		r.setDeleting(ctx, csv, fmt.Sprintf("waiting for %d objects to be removed", remaining))
+		r.setDeleting(ctx, csv, "Deleting", fmt.Sprintf("waiting for %d objects to be removed", remaining))
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	if err := r.releaseConversions(ctx, csv, id); err != nil {
@@ -125,12 +137,13 @@ func (r *Reconciler) renderedEntries(ctx context.Context, csv *omv1alpha1.Cluste
 }
 
 // setDeleting shows the deletion in the CSV's phase, written once.
-func (r *Reconciler) setDeleting(ctx context.Context, csv *omv1alpha1.ClusterServiceVersion, message string) {
-	if csv.Status.Phase == omv1alpha1.CSVDeleting {
+func (r *Reconciler) setDeleting(ctx context.Context, csv *omv1alpha1.ClusterServiceVersion, reason, message string) {
+	// Progress (objects left) is said once; a refusal each time its words change.
+	if csv.Status.Phase == omv1alpha1.CSVDeleting && (reason == "Deleting" && csv.Status.Reason == reason || csv.Status.Message == message) {
 		return
 	}
 	patch := client.MergeFrom(csv.DeepCopy())
-	csv.Status.Phase, csv.Status.Reason, csv.Status.Message = omv1alpha1.CSVDeleting, "Deleting", message
+	csv.Status.Phase, csv.Status.Reason, csv.Status.Message = omv1alpha1.CSVDeleting, reason, message
 	_ = r.Client.Status().Patch(ctx, csv, patch)
 }
 
@@ -178,10 +191,25 @@ func (r *Reconciler) deleteEntries(ctx context.Context, csv *omv1alpha1.ClusterS
 		}
 	}
 	if len(refusals) > 0 {
-		return remaining, fmt.Errorf("%s may not delete what it installed: %s", id, strings.Join(refusals, "; "))
+		more := ""
+		if len(refusals) > 1 {
+			more = fmt.Sprintf(" (and %d more objects)", len(refusals)-1) // the first says what is missing
+		}
+		return remaining, &deleteRefused{fmt.Sprintf("%s may not delete what it installed: %s%s", id, refusals[0], more)}
 	}
 	return remaining, nil
 }
+
+// deleteRefused: the installing identity may not remove what it installed (its
+// RoleBinding or ServiceAccount gone). The manager does not remove it with its own
+// rights, which a tenant's installation may exceed: the uninstall waits for a person.
+type deleteRefused struct{ msg string }
+
+func (e *deleteRefused) Error() string { return e.msg }
+
+// retryRefusedDelete is how often an uninstall the installing identity may not carry out
+// is tried again: rights granted again let it go on within this long.
+const retryRefusedDelete = 30 * time.Second
 
 // deleteEntry deletes one entry of the inventory if it still belongs to csv, and says
 // whether it still exists (deleted now or terminating). A refusal to delete it is

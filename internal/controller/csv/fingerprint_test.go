@@ -68,6 +68,8 @@ func TestDriftRepaired(t *testing.T) {
 			[]omv1alpha1.InventoryEntry{entry("generation:1")}, true},
 		{"not in the new inventory", driftFinding{entry: entry("generation:1"), how: "changed", live: "generation:2"},
 			[]omv1alpha1.InventoryEntry{other}, true},
+		{"not readable by the identity, applied: nothing known was restored", driftFinding{entry: other, how: "not readable by ServiceAccount ns/installer", unreadable: true},
+			[]omv1alpha1.InventoryEntry{other}, false},
 	} {
 		if got := tc.found.repaired(tc.inventory); got != tc.want {
 			t.Errorf("%s: repaired = %v, want %v", tc.name, got, tc.want)

@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
 	"github.com/operator-manager/operator-manager/internal/catalog"
 	"github.com/operator-manager/operator-manager/internal/controller/blueprint"
 	"github.com/operator-manager/operator-manager/internal/controller/catalogsource"
@@ -789,6 +790,21 @@ func describeIntent(sub *omv1.Subscription) string {
 	return s
 }
 
+// uninstallRefused is why the uninstall of bp's operator cannot go on, as its CSV being
+// deleted says it (its installing identity may not remove what it installed), or "".
+func (r *Reconciler) uninstallRefused(ctx context.Context, bp *omv1.Blueprint) string {
+	for _, name := range []string{bp.Status.CurrentCSV, bp.Spec.ClusterServiceVersionName} {
+		csv := &omv1alpha1.ClusterServiceVersion{}
+		if name == "" || r.Client.Get(ctx, client.ObjectKey{Namespace: bp.Namespace, Name: name}, csv) != nil {
+			continue
+		}
+		if !csv.DeletionTimestamp.IsZero() && csv.Status.Phase == omv1alpha1.CSVDeleting && csv.Status.Reason == omv1.ReasonInsufficientPermissions {
+			return csv.Status.Message
+		}
+	}
+	return ""
+}
+
 func mergeLabels(base, over map[string]string) map[string]string {
 	out := map[string]string{}
 	for k, v := range base {
@@ -824,8 +840,13 @@ func (r *Reconciler) uninstall(ctx context.Context, sub *omv1.Subscription) (ctr
 			}
 			r.Recorder.Eventf(sub, nil, corev1.EventTypeNormal, omv1.ReasonUninstalling, "Uninstall", "Uninstalling %s", bp.Spec.ClusterServiceVersionName)
 		}
-		setCondition(sub, omv1.ConditionInstalled, false, omv1.ReasonUninstalling, "removing "+bp.Spec.ClusterServiceVersionName)
 		sub.Status.Opstatus = "deleting"
+		if why := r.uninstallRefused(ctx, bp); why != "" {
+			// Still installed, but not as asked: False, as while an uninstall goes on.
+			setCondition(sub, omv1.ConditionInstalled, false, omv1.ReasonInsufficientPermissions, "the uninstall waits: "+why)
+			return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
+		}
+		setCondition(sub, omv1.ConditionInstalled, false, omv1.ReasonUninstalling, "removing "+bp.Spec.ClusterServiceVersionName)
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	case !apierrors.IsNotFound(err):
 		return ctrl.Result{}, err

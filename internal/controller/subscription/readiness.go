@@ -42,8 +42,10 @@ func readiness(st *omv1.SubscriptionStatus) (ready bool, state, reason string) {
 	if st.Opstatus == "deleted" {
 		return false, StateUninstalled, reason
 	}
-	if reason == omv1.ReasonRefusedByAPIServer {
-		return false, StateFailed, reason // a quota or a policy for a person to mend
+	if reason == omv1.ReasonRefusedByAPIServer || st.Opstatus == "deleting" && reason == omv1.ReasonInsufficientPermissions {
+		// A quota or a policy for a person to mend; an uninstall whose installing
+		// identity lost the rights to remove what it installed.
+		return false, StateFailed, reason
 	}
 	if r := meta.FindStatusCondition(st.Conditions, omv1.ConditionResolved); r != nil && r.Status == metav1.ConditionFalse {
 		if r.Reason == omv1.ReasonPaused {

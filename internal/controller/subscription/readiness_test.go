@@ -63,6 +63,8 @@ func TestReadiness(t *testing.T) {
 				cond(omv1.ConditionReady, false, omv1.ConditionBlocked)}},
 		{name: "an upgrade whose bundle Secret a quota refused", opstatus: "upgrading", state: StateFailed, reason: omv1.ReasonRefusedByAPIServer,
 			conds: []metav1.Condition{cond(omv1.ConditionHealthy, false, omv1.ReasonRefusedByAPIServer), cond(omv1.ConditionReady, false, omv1.ReasonRefusedByAPIServer)}},
+		{name: "an uninstall whose installing identity lost its rights", opstatus: "deleting", state: StateFailed, reason: omv1.ReasonInsufficientPermissions,
+			conds: []metav1.Condition{cond(omv1.ConditionInstalled, false, omv1.ReasonInsufficientPermissions), cond(omv1.ConditionReady, false, omv1.ReasonInsufficientPermissions)}},
 		{name: "running, a newer version waits", opstatus: "succeeded", state: StateWaiting, reason: "UpgradePending",
 			conds: []metav1.Condition{cond(omv1.ConditionHealthy, true, "Healthy"), cond(omv1.ConditionReady, false, "UpgradePending")}},
 		{name: "blocked by the CRD preflight while the old version runs", opstatus: "blocked", state: StateFailed, reason: "CRDPreflightFailed",
