@@ -18,6 +18,7 @@ import (
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
 	"github.com/operator-manager/operator-manager/internal/identity"
+	"github.com/operator-manager/operator-manager/internal/refusal"
 	"github.com/operator-manager/operator-manager/internal/render"
 )
 
@@ -61,12 +62,12 @@ func (r *Reconciler) finalize(ctx context.Context, csv *omv1alpha1.ClusterServic
 		// Said on the CSV's status, where the Blueprint and the Subscription read it, not
 		// only in an event and the manager's log; tried again at a steady pace, since the
 		// rights granted again are not watched.
-		msg := fmt.Sprintf("%s; grant those rights again and the uninstall goes on (tried every %s), or remove the objects and this CSV's finalizer by hand", refused.msg, retryRefusedDelete)
+		msg := fmt.Sprintf("%s; grant those rights again and the uninstall goes on (tried every %s), or remove the objects and this CSV's finalizer by hand", refused.msg, refusal.RetryAfter)
 		if csv.Status.Reason != omv1.ReasonInsufficientPermissions || csv.Status.Message != msg {
 			r.event(csv, true, "DeleteFailed", "Cannot remove what %s installed: %s", csv.Name, msg)
 		}
 		r.setDeleting(ctx, csv, omv1.ReasonInsufficientPermissions, msg)
-		return ctrl.Result{RequeueAfter: retryRefusedDelete}, nil
+		return ctrl.Result{RequeueAfter: refusal.RetryAfter}, nil
 	}
 	if err != nil {
 		r.event(csv, true, "DeleteFailed", "Cannot remove what %s installed: %v", csv.Name, err)
@@ -206,10 +207,6 @@ func (r *Reconciler) deleteEntries(ctx context.Context, csv *omv1alpha1.ClusterS
 type deleteRefused struct{ msg string }
 
 func (e *deleteRefused) Error() string { return e.msg }
-
-// retryRefusedDelete is how often an uninstall the installing identity may not carry out
-// is tried again: rights granted again let it go on within this long.
-const retryRefusedDelete = 30 * time.Second
 
 // deleteEntry deletes one entry of the inventory if it still belongs to csv, and says
 // whether it still exists (deleted now or terminating). A refusal to delete it is
