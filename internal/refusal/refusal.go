@@ -8,7 +8,7 @@
 package refusal
 
 import (
-	"errors"
+	"fmt"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -22,10 +22,14 @@ const RetryAfter = 30 * time.Second
 // itself. A conflict is not one (the object changed: read it again), nor is NotFound (the
 // caller decides what a missing object means).
 func Is(err error) bool {
-	var status apierrors.APIStatus
-	if err == nil || !errors.As(err, &status) {
-		return false
-	}
+	// Each test unwraps err itself, and is false for nil and for what is not the API
+	// server's answer.
 	return apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) ||
 		apierrors.IsRequestEntityTooLargeError(err) || apierrors.IsMethodNotSupported(err)
+}
+
+// Message is what a condition and a Warning event say of a refused write err: the
+// refusal, quoted, and when it is tried again.
+func Message(err error) string {
+	return fmt.Sprintf("the API server refused a write this change needs (tried again every %s): %v", RetryAfter, err)
 }

@@ -134,6 +134,7 @@ func (s *Store) save(ctx context.Context, owner *omv1.Blueprint, digest string, 
 	if err != nil {
 		return err
 	}
+	var refused error // the outright create's refusal, other than "already there"
 	if len(secrets) == 1 {
 		// Most bundles fit one Secret, and most Saves store a bundle the cluster does not
 		// hold yet: create it outright, and read what is there only when something is.
@@ -143,18 +144,17 @@ func (s *Store) save(ctx context.Context, owner *omv1.Blueprint, digest string, 
 		} else if !apierrors.IsAlreadyExists(err) {
 			// A create can be refused before the API server looks at the name: a namespace
 			// at its Secret quota refuses even a Secret it holds. The entry already there,
-			// complete and this Blueprint's, is all a Save wants: a rollback to a version
-			// stored before the quota filled goes on.
-			if _, existing, rerr := assemble(owner.Namespace, owner.Name, digest, s.get(ctx, owner.Namespace)); rerr == nil && ownedBy(existing, owner.UID) {
-				return nil
-			}
-			return fmt.Errorf("storing bundle %s: creating Secret %s/%s: %w", digest, secrets[0].Namespace, secrets[0].Name, err)
+			// complete and this Blueprint's, is all a Save wants (a rollback to a version
+			// stored before the quota filled goes on); anything else is the refusal.
+			refused = fmt.Errorf("storing bundle %s: creating Secret %s/%s: %w", digest, secrets[0].Namespace, secrets[0].Name, err)
 		}
 	}
 	_, existing, err := assemble(owner.Namespace, owner.Name, digest, s.get(ctx, owner.Namespace))
 	switch {
 	case err == nil && ownedBy(existing, owner.UID):
 		return nil
+	case refused != nil:
+		return refused
 	case err == nil, errors.Is(err, ErrCorrupt):
 		if err := s.Delete(ctx, owner.Namespace, owner.Name, digest); err != nil {
 			return fmt.Errorf("replacing stored bundle %s: %w", digest, err)

@@ -264,7 +264,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if refusal.Is(err) {
 		// A quota on Secrets, a policy on what may be created: for a person to mend, said
 		// where they look, tried again at a steady pace (nothing watched tells it is mended).
-		msg := fmt.Sprintf("the API server refused a write this change needs (tried again every %s): %v", refusal.RetryAfter, err)
+		msg := refusal.Message(err)
 		if told, _ := r.refusals.Swap(bp.UID, msg); told != msg {
 			r.Recorder.Eventf(bp, nil, corev1.EventTypeWarning, omv1.ReasonRefusedByAPIServer, "Install", "%s", msg)
 		}

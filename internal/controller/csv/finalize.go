@@ -140,7 +140,7 @@ func (r *Reconciler) renderedEntries(ctx context.Context, csv *omv1alpha1.Cluste
 // setDeleting shows the deletion in the CSV's phase, written once.
 func (r *Reconciler) setDeleting(ctx context.Context, csv *omv1alpha1.ClusterServiceVersion, reason, message string) {
 	// Progress (objects left) is said once; a refusal each time its words change.
-	if csv.Status.Phase == omv1alpha1.CSVDeleting && (reason == "Deleting" && csv.Status.Reason == reason || csv.Status.Message == message) {
+	if csv.Status.Phase == omv1alpha1.CSVDeleting && csv.Status.Reason == reason && (reason == "Deleting" || csv.Status.Message == message) {
 		return
 	}
 	patch := client.MergeFrom(csv.DeepCopy())

@@ -375,7 +375,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.
 // in a Warning event while the words stay the same; the write is tried again every
 // refusal.RetryAfter, since what mends it (a quota, a policy) is not watched.
 func (r *Reconciler) sayRefused(sub *omv1.Subscription, was []metav1.Condition, err error) {
-	msg := fmt.Sprintf("the API server refused a write this change needs (tried again every %s): %v", refusal.RetryAfter, err)
+	msg := refusal.Message(err)
 	typ, status := omv1.ConditionInstalled, false
 	if c := meta.FindStatusCondition(sub.Status.Conditions, omv1.ConditionInstalled); c != nil && c.Status == metav1.ConditionTrue {
 		typ, status = omv1.ConditionBlocked, true
