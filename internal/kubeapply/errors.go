@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	"github.com/operator-manager/operator-manager/internal/refusal"
 )
 
 // Refusal is how the API server refused a write: Reason is a condition reason, Permanent
@@ -20,9 +21,11 @@ type Refusal struct {
 	Permanent bool
 }
 
-// Classify sorts an apply error: refusals that will not heal by themselves (Forbidden,
-// Invalid, an immutable field, a kind the API server does not serve, a bad request) are
-// permanent; conflicts, timeouts, throttling and server errors are transient.
+// Classify sorts an apply error: the API server's refusals of the request itself
+// (refusal.Is: Forbidden, Invalid, a bad request, too large), and what no retry changes
+// (an immutable field, a kind the API server does not serve, a patch it cannot build) are
+// permanent; a namespace being deleted, conflicts, timeouts, throttling and server errors
+// are transient.
 func Classify(err error) Refusal {
 	switch {
 	case err == nil:
@@ -33,8 +36,7 @@ func Classify(err error) Refusal {
 		return Refusal{Reason: "NamespaceTerminating"}
 	case apierrors.IsForbidden(err):
 		return Refusal{Reason: omv1.ReasonInsufficientPermissions, Permanent: true}
-	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err), meta.IsNoMatchError(err), apierrors.IsMethodNotSupported(err),
-		isNotServed(err), strings.Contains(err.Error(), "field is immutable"),
+	case refusal.Is(err), meta.IsNoMatchError(err), isNotServed(err), strings.Contains(err.Error(), "field is immutable"),
 		// Server-side apply cannot even build the patch (an object with two entries of one
 		// key in a keyed list, say); the API server answers 500, but no retry changes it.
 		strings.Contains(err.Error(), "failed to create typed patch object"):

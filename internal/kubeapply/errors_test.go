@@ -31,6 +31,8 @@ func TestClassify(t *testing.T) {
 		// The API server's answer to a write into a namespace being deleted (its admission's
 		// NewForbidden with the NamespaceTerminating cause): retried, not a refusal for good.
 		{"namespace terminating", namespaceTerminating(), "NamespaceTerminating", false},
+		// An object over the API server's request limit: no retry makes it smaller.
+		{"too large", apierrors.NewRequestEntityTooLargeError("limit is 3145728"), omv1.ReasonInstallFailed, true},
 		{"server timeout", apierrors.NewServerTimeout(gr, "apply", 1), "ApplyError", false},
 		{"conflict-free internal error", apierrors.NewInternalError(errors.New("etcdserver: leader changed")), "ApplyError", false},
 	} {

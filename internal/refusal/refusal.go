@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
@@ -20,10 +21,15 @@ const RetryAfter = 30 * time.Second
 
 // Is says whether err, or an error it wraps, is the API server's refusal of the request
 // itself. A conflict is not one (the object changed: read it again), nor is NotFound (the
-// caller decides what a missing object means).
+// caller decides what a missing object means), nor a write into a namespace being deleted
+// (Forbidden, but nothing for a person to mend: the namespace and what was to go into it
+// are on their way out).
 func Is(err error) bool {
 	// Each test unwraps err itself, and is false for nil and for what is not the API
 	// server's answer.
+	if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+		return false
+	}
 	return apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) ||
 		apierrors.IsRequestEntityTooLargeError(err) || apierrors.IsMethodNotSupported(err)
 }

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -26,6 +28,7 @@ func TestIs(t *testing.T) {
 		{"too large", apierrors.NewRequestEntityTooLargeError("limit is 3145728"), true},
 		{"a conflict: read again", apierrors.NewConflict(gr, "cache", errors.New("modified")), false},
 		{"not found: the caller's to judge", apierrors.NewNotFound(gr, "cache"), false},
+		{"a namespace being deleted: nothing to mend", namespaceTerminating(gr), false},
 		{"a timeout on the way", apierrors.NewTimeoutError("slow", 1), false},
 		{"a server error", apierrors.NewInternalError(errors.New("etcd")), false},
 		{"throttled", apierrors.NewTooManyRequests("slow down", 1), false},
@@ -35,4 +38,13 @@ func TestIs(t *testing.T) {
 			t.Errorf("%s: Is(%v) = %v, want %v", tc.name, tc.err, got, tc.want)
 		}
 	}
+}
+
+// namespaceTerminating is the error the API server's NamespaceLifecycle admission gives a
+// write into a namespace being deleted: Forbidden, with the NamespaceTerminating cause.
+func namespaceTerminating(gr schema.GroupResource) error {
+	err := apierrors.NewForbidden(gr, "cache", errors.New("unable to create new content in namespace q1 because it is being terminated"))
+	err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{
+		Type: corev1.NamespaceTerminatingCause, Message: "namespace q1 is being terminated", Field: "metadata.namespace"})
+	return fmt.Errorf("creating Blueprint q1/cache: %w", err)
 }
