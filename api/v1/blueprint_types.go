@@ -222,6 +222,12 @@ type Revision struct {
 	// Message says why, for a person.
 	// +optional
 	Message string `json:"message,omitempty"`
+	// Imported marks a revision that ran on another cluster and came with an export
+	// archive (`operator-manager import`): its bundle is stored here, so a rollback by hand
+	// may return to it, but it never ran on this cluster, so it is no automatic rollback
+	// target and counts for no plan of this Blueprint's own changes.
+	// +optional
+	Imported bool `json:"imported,omitempty"`
 }
 
 // BlueprintStatus is where the plan stands, and its memory.

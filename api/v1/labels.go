@@ -24,6 +24,13 @@ const (
 	// for a newer generation, so a person's edit of the Blueprint stands.
 	AnnotationSubscriptionGeneration = "operator-manager.domain/subscription-generation"
 
+	// AnnotationImportedHistory on a Blueprint that `operator-manager import` made is the
+	// JSON list of the revisions the installation retained on the cluster it was exported
+	// from (each Imported, its bundle stored here): the Blueprint controller starts the
+	// Blueprint's history with them, so `history` and `rollback --to-revision` reach them
+	// on this cluster too. Read once, while the history is empty.
+	AnnotationImportedHistory = "operator-manager.domain/imported-history"
+
 	// AnnotationInstallShape on a Blueprint is a digest of how its Subscription asks the
 	// operator to be installed (config, target namespaces, ServiceAccount, health): a
 	// person changing it after the change ended Failed is mending it, and the change is

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -177,7 +178,8 @@ func exportInstallations(ctx context.Context, c client.Client, ns string) (*migr
 			}
 			seen[h.BundleDigest] = true
 			a.Bundles[h.BundleDigest] = files
-			in.Revisions = append(in.Revisions, migration.Revision{Revision: h.Revision, CSV: h.CSVName, Version: h.Version, BundleDigest: h.BundleDigest})
+			in.Revisions = append(in.Revisions, migration.Revision{Revision: h.Revision, CSV: h.CSVName, Version: h.Version, BundleDigest: h.BundleDigest,
+				Trigger: h.Trigger, FromVersion: h.FromVersion, StartTime: timeOf(h.StartTime), EndTime: timeOf(h.EndTime), Message: h.Message})
 		}
 		if in.BundleDigest == "" || !seen[in.BundleDigest] {
 			return nil, nil, fmt.Errorf("%s runs %s, but no retained revision of it succeeded with a stored bundle", key, in.CSV)
@@ -200,6 +202,33 @@ func exportInstallations(ctx context.Context, c client.Client, ns string) (*migr
 		in.DependsOn = deps
 	}
 	return a, skipped, nil
+}
+
+func timeOf(t *metav1.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+// importedHistory is the imported-history annotation of the Blueprint import makes: the
+// installation's retained revisions as they ran on the cluster it was exported from.
+func importedHistory(in *migration.Installation) (string, error) {
+	revs := make([]omv1.Revision, 0, len(in.Revisions))
+	for _, r := range in.Revisions {
+		rev := omv1.Revision{Revision: r.Revision, Trigger: r.Trigger, FromVersion: r.FromVersion, CSVName: r.CSV, Version: r.Version,
+			BundleDigest: r.BundleDigest, Outcome: omv1.OutcomeSucceeded, Reason: "Succeeded", Message: r.Message, Imported: true}
+		if r.StartTime != nil {
+			rev.StartTime = &metav1.Time{Time: *r.StartTime}
+		}
+		if r.EndTime != nil {
+			rev.EndTime = &metav1.Time{Time: *r.EndTime}
+		}
+		revs = append(revs, rev)
+	}
+	data, err := json.Marshal(revs)
+	return string(data), err
 }
 
 // exportedAnnotations drops what the API server and kubectl keep for themselves.
@@ -380,6 +409,19 @@ func planImport(ctx context.Context, c client.Client, kube semver.Version, a *mi
 			problems = append(problems, fmt.Sprintf("%s: CRD %s exists here, installed by package %s, not %s", in.Key(), u.GetName(), owner, in.Package))
 		}
 	}
+	if sa := in.Spec.ServiceAccountName; sa != "" {
+		// It installed as a tenant's ServiceAccount, which an archive does not carry (who
+		// may do what in a namespace is the cluster's administrators' to say). Without it
+		// the installation would wait, Blocked, after everything else was applied.
+		err := c.Get(ctx, client.ObjectKey{Namespace: in.Namespace, Name: sa}, &corev1.ServiceAccount{})
+		switch {
+		case apierrors.IsNotFound(err):
+			problems = append(problems, fmt.Sprintf("%s: it installs as ServiceAccount %s/%s (spec.serviceAccountName), which this cluster does not have: create it (and the namespace), grant it what it installed with, and import again",
+				in.Key(), in.Namespace, sa))
+		case err != nil && !apierrors.IsForbidden(err):
+			return row, nil, err
+		}
+	}
 	sub := &omv1.Subscription{}
 	err = c.Get(ctx, client.ObjectKey{Namespace: in.Namespace, Name: in.Name}, sub)
 	switch {
@@ -431,9 +473,14 @@ func applyImport(ctx context.Context, c client.Client, a *migration.Archive, in 
 	bpErr := c.Get(ctx, key, bp)
 	switch {
 	case apierrors.IsNotFound(bpErr):
+		history, err := importedHistory(in)
+		if err != nil {
+			return err
+		}
 		bp = &omv1.Blueprint{ObjectMeta: metav1.ObjectMeta{Namespace: in.Namespace, Name: in.Name,
-			Labels:      map[string]string{omv1.LabelSubscription: in.Name, omv1.LabelPackage: in.Package},
-			Annotations: map[string]string{omv1.AnnotationSubscriptionGeneration: strconv.FormatInt(generation, 10)}},
+			Labels: map[string]string{omv1.LabelSubscription: in.Name, omv1.LabelPackage: in.Package},
+			Annotations: map[string]string{omv1.AnnotationSubscriptionGeneration: strconv.FormatInt(generation, 10),
+				omv1.AnnotationImportedHistory: history}},
 			Spec: omv1.BlueprintSpec{ClusterServiceVersionName: in.CSV, Version: in.Version, Package: in.Package, Catalog: in.Catalog,
 				BundleDigest: in.BundleDigest, Generation: 1, Approved: true, Dependencies: in.Dependencies}}
 		if err := c.Create(ctx, bp); err != nil {

@@ -78,8 +78,11 @@ func printHistory(w io.Writer, bp *omv1.Blueprint, rows []historyRow) {
 			}
 		}
 		marker := ""
-		if h.CSVName == bp.Status.CurrentCSV && h.Revision == bp.Status.LastGoodRevision {
+		switch {
+		case h.CSVName == bp.Status.CurrentCSV && h.Revision == bp.Status.LastGoodRevision:
 			marker = " (current)"
+		case h.Imported:
+			marker = " (imported)" // ran on the cluster it was exported from
 		}
 		msg := h.Message
 		if len(msg) > 80 {
@@ -202,7 +205,11 @@ func runningCSV(bp *omv1.Blueprint) string {
 // has taken the revision up: revisionCSV; before, the Blueprint's). The status of the
 // spec before a change is not printed as if it were the change's.
 func blueprintLine(bp *omv1.Blueprint, csv *omv1alpha1.ClusterServiceVersion) string {
-	if g := bp.Status.ObservedGeneration; g > 0 && g < bp.Generation {
+	switch g := bp.Status.ObservedGeneration; {
+	case g == 0 && bp.Status.Phase == "":
+		// A Blueprint just made (an import, a first install): nothing has read it yet.
+		return "waiting for the manager to take up the Blueprint (running nothing yet)"
+	case g > 0 && g < bp.Generation:
 		return fmt.Sprintf("waiting for the manager to take up the change (generation %d; running %s)", bp.Generation, runningCSV(bp))
 	}
 	line := fmt.Sprintf("%s, running %s", bp.Status.Phase, runningCSV(bp))
@@ -213,6 +220,9 @@ func blueprintLine(bp *omv1.Blueprint, csv *omv1alpha1.ClusterServiceVersion) st
 		case p.Message != "":
 			line += ": " + p.Message
 		}
+	} else if r := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionReady); r != nil && r.Status != metav1.ConditionTrue && r.Message != "" {
+		// Blocked or Failed, say, and nothing in progress: why, in the manager's words.
+		line += ": " + r.Reason + ": " + r.Message
 	}
 	return line
 }

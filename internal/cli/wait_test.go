@@ -310,6 +310,9 @@ func TestBlueprintLine(t *testing.T) {
 	stale.Generation, stale.Status.ObservedGeneration, stale.Status.Phase = 4, 3, omv1.BlueprintSucceeded
 	first := bp.DeepCopy()
 	first.Status.Phase, first.Status.CurrentCSV, first.Status.Conditions = omv1.BlueprintInstalling, "", nil
+	blocked := first.DeepCopy()
+	blocked.Status.Phase = omv1.BlueprintBlocked
+	blocked.Status.Conditions = []metav1.Condition{{Type: omv1.ConditionReady, Status: metav1.ConditionFalse, Reason: "InsufficientPermissions", Message: "ServiceAccount q/installer does not exist"}}
 	done := bp.DeepCopy()
 	done.Status.Phase, done.Status.CurrentCSV = omv1.BlueprintSucceeded, "x.v1"
 	done.Status.Conditions[0].Status = metav1.ConditionFalse
@@ -324,6 +327,8 @@ func TestBlueprintLine(t *testing.T) {
 		{"the CSV's words", bp, csv, "Upgrading, running x.v2: revision 3: x.v1 is Installing: 0/1 replicas updated, 0 available"},
 		{"done", done, nil, "Succeeded, running x.v1"},
 		{"a first install", first, nil, "Installing, running nothing yet"},
+		{"just made, not read yet", &omv1.Blueprint{ObjectMeta: metav1.ObjectMeta{Generation: 1}}, nil, "waiting for the manager to take up the Blueprint (running nothing yet)"},
+		{"blocked, nothing in progress: why", blocked, nil, "Blocked, running nothing yet: InsufficientPermissions: ServiceAccount q/installer does not exist"},
 	} {
 		if got := blueprintLine(tc.bp, tc.csv); got != tc.want {
 			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)

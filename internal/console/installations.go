@@ -390,6 +390,8 @@ type historyBody struct {
 	// Kept is whether the cluster still keeps the revision's bundle; null when the
 	// viewer may not read the bundle Secrets, so it is not known.
 	Kept *bool `json:"kept"`
+	// Imported: the revision ran on the cluster the installation was exported from.
+	Imported bool `json:"imported,omitempty"`
 }
 
 type healthBody struct {
@@ -491,7 +493,7 @@ func historyOf(ctx context.Context, id *identity, bp *omv1.Blueprint) []historyB
 	out := []historyBody{}
 	for i := len(bp.Status.History) - 1; i >= 0; i-- {
 		h := bp.Status.History[i]
-		hb := historyBody{Revision: h.Revision, Trigger: string(h.Trigger), CSV: h.CSVName, Version: h.Version, FromVersion: h.FromVersion,
+		hb := historyBody{Revision: h.Revision, Trigger: string(h.Trigger), CSV: h.CSVName, Version: h.Version, FromVersion: h.FromVersion, Imported: h.Imported,
 			Outcome: string(h.Outcome), Reason: h.Reason, Message: h.Message, Start: rfc3339(h.StartTime), End: rfc3339(h.EndTime)}
 		if h.StartTime != nil && h.EndTime != nil {
 			hb.Duration = h.EndTime.Sub(h.StartTime.Time).Round(time.Second).String()

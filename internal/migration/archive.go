@@ -74,12 +74,20 @@ type Installation struct {
 	Revisions []Revision `json:"revisions,omitempty"`
 }
 
-// Revision is a retained revision of an installation.
+// Revision is a retained revision of an installation. Import starts the installation's
+// history on the new cluster with these, so `history` and `rollback --to-revision` reach
+// them there; the fields after BundleDigest are for that history's reader (an archive
+// written before they were added has none).
 type Revision struct {
-	Revision     int64  `json:"revision"`
-	CSV          string `json:"csv"`
-	Version      string `json:"version"`
-	BundleDigest string `json:"bundleDigest"`
+	Revision     int64        `json:"revision"`
+	CSV          string       `json:"csv"`
+	Version      string       `json:"version"`
+	BundleDigest string       `json:"bundleDigest"`
+	Trigger      omv1.Trigger `json:"trigger,omitempty"`
+	FromVersion  string       `json:"fromVersion,omitempty"`
+	StartTime    *time.Time   `json:"startTime,omitempty"`
+	EndTime      *time.Time   `json:"endTime,omitempty"`
+	Message      string       `json:"message,omitempty"`
 }
 
 // Key is namespace/name.

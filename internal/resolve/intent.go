@@ -158,7 +158,11 @@ func packageNotFound(cat *catalog.Catalog, catName, name string) *Error {
 	if len(similar) > 0 {
 		msg += fmt.Sprintf("; similar packages: %s", strings.Join(similar, ", "))
 	}
-	msg += fmt.Sprintf("; it has %d packages: %s", len(names), abbreviate(names, 20))
+	if len(names) == 0 {
+		msg += "; it has no packages"
+	} else {
+		msg += fmt.Sprintf("; it has %d packages: %s", len(names), abbreviate(names, 20))
+	}
 	return &Error{ReasonPackageNotFound, msg}
 }
 

@@ -75,6 +75,16 @@ func TestBundleOnSamples(t *testing.T) {
 	}
 }
 
+// TestPackageNotFoundInEmptyCatalog: an empty catalog (a cluster whose installations were
+// imported, a catalog still loading) is said to have no packages, with no empty list.
+func TestPackageNotFoundInEmptyCatalog(t *testing.T) {
+	_, err := Bundle(load(t, t.TempDir()), "default", Intent{StartingCSV: "cache-operator.1.2.0"})
+	var re *Error
+	if !errors.As(err, &re) || re.Reason != ReasonPackageNotFound || !strings.HasSuffix(re.Message, `package "cache-operator" is not in catalog default; it has no packages`) {
+		t.Fatalf("got %v; want PackageNotFound ending in \"it has no packages\"", err)
+	}
+}
+
 // TestBundleOnCommunity: the seed's forms against the real catalog.
 func TestBundleOnCommunity(t *testing.T) {
 	dir := catalogtest.CommunityPath(t)

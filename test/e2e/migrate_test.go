@@ -2,9 +2,11 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -155,6 +157,71 @@ spec: {startingCSV: backup-operator.0.2.0, catalog: samples, targetNamespaces: [
 		}
 	}
 
+	// The history came along: the revisions cache retained on the first cluster are in
+	// its history here, marked imported, and a rollback by hand returns to one from the
+	// bundle stored with it, on a cluster with no catalog offering cache-operator.
+	bp2 := &omv1.Blueprint{}
+	if err := c2.Client.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "cache"}, bp2); err != nil {
+		t.Fatal(err)
+	}
+	var older *omv1.Revision
+	for i, h := range bp2.Status.History {
+		if h.Imported && h.CSVName == "cache-operator.v1.1.0" && h.Outcome == omv1.OutcomeSucceeded {
+			older = &bp2.Status.History[i]
+		}
+	}
+	if older == nil {
+		t.Fatalf("cache's history on the second cluster has no imported revision of 1.1.0: %+v", bp2.Status.History)
+	}
+	if r = on2("history", "-n", ns, "cache"); r.code != 0 || !strings.Contains(r.stdout, fmt.Sprintf("%d (imported)", older.Revision)) {
+		t.Errorf("history on the second cluster: exit %d, want revision %d marked imported\n%s%s", r.code, older.Revision, r.stdout, r.stderr)
+	}
+
+	// cache is of package cache-operator here too, though no catalog here says so: backup
+	// depends on it, so its uninstall is refused, as on the first cluster.
+	if r = on2("uninstall", "-n", ns, "cache", "--wait", "--timeout", "1m"); r.code != 3 || !strings.Contains(r.stderr, "backup still depends on package cache-operator") {
+		t.Errorf("uninstall of cache, which backup depends on, on the second cluster: exit %d, want 3 (RequiredByOthers)\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	sub := &omv1.Subscription{}
+	if err := c2.Client.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "cache"}, sub); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(sub.DeepCopy())
+	sub.Spec.Option = omv1.OptionCreate
+	if err := c2.Client.Patch(ctx(), sub, patch); err != nil {
+		t.Fatal(err)
+	}
+
+	r = on2("rollback", "-n", ns, "cache", "--to-revision", strconv.FormatInt(older.Revision, 10), "--wait", "--timeout", "3m")
+	if r.code != 0 {
+		t.Fatalf("rollback to the imported revision %d: exit %d\n%s%s\n--- manager2 log ---\n%s", older.Revision, r.code, r.stdout, r.stderr, m2.LogTail(4000))
+	}
+	if err := c2.Client.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "cache"}, bp2); err != nil {
+		t.Fatal(err)
+	}
+	if bp2.Status.CurrentCSV != "cache-operator.v1.1.0" || bp2.Status.Phase != omv1.BlueprintSucceeded {
+		t.Errorf("after the rollback cache runs %q (phase %s), want cache-operator.v1.1.0 Succeeded", bp2.Status.CurrentCSV, bp2.Status.Phase)
+	}
+
+	// An installation that ran as a tenant's ServiceAccount the cluster does not have is
+	// refused before anything is applied, naming it.
+	tenant := filepath.Join(t.TempDir(), "tenant.tgz")
+	if err := rewriteArchive(archive, tenant, func(a *migration.Archive) {
+		for i := range a.Installations {
+			a.Installations[i].Namespace = "migrate-sa"
+			a.Installations[i].Spec.ServiceAccountName = "installer"
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r = on2("import", "-f", tenant)
+	if r.code != 1 || !strings.Contains(r.stdout, "it installs as ServiceAccount migrate-sa/installer (spec.serviceAccountName), which this cluster does not have") {
+		t.Errorf("import of installations whose ServiceAccount is missing: exit %d, want 1 naming it\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if err := c2.Client.Get(ctx(), client.ObjectKey{Name: "migrate-sa"}, &corev1.Namespace{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a refused import changed the cluster: namespace migrate-sa (%v)", err)
+	}
+
 	// A version the cluster cannot run is refused before anything is applied.
 	bad := filepath.Join(t.TempDir(), "bad.tgz")
 	if err := writeUnrunnable(archive, bad, "migrate-bad"); err != nil {
@@ -178,35 +245,42 @@ func readArchive(path string) (*migration.Archive, error) {
 	return migration.Read(f, path)
 }
 
-// writeUnrunnable rewrites an archive into namespace ns with cache's bundle asking for
-// Kubernetes 99.
-func writeUnrunnable(from, to, ns string) error {
+// rewriteArchive writes the archive from, changed by edit, to to.
+func rewriteArchive(from, to string, edit func(*migration.Archive)) error {
 	a, err := readArchive(from)
 	if err != nil {
 		return err
 	}
-	for i := range a.Installations {
-		in := &a.Installations[i]
-		in.Namespace = ns
-		if in.Name != "cache" {
-			continue
-		}
-		var files []catalog.File
-		for _, f := range a.Bundles[in.BundleDigest] {
-			data := f.Data
-			if strings.Contains(string(data), "kind: ClusterServiceVersion") {
-				data = regexp.MustCompile(`minKubeVersion: \S+`).ReplaceAll(data, []byte("minKubeVersion: 99.0.0"))
-			}
-			files = append(files, catalog.File{Name: f.Name, Data: data})
-		}
-		in.BundleDigest = catalog.DigestFiles(files)
-		a.Bundles[in.BundleDigest] = files
-		in.Revisions = nil
-	}
+	edit(a)
 	f, err := os.Create(to)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	return migration.Write(f, a)
+}
+
+// writeUnrunnable rewrites an archive into namespace ns with cache's bundle asking for
+// Kubernetes 99.
+func writeUnrunnable(from, to, ns string) error {
+	return rewriteArchive(from, to, func(a *migration.Archive) {
+		for i := range a.Installations {
+			in := &a.Installations[i]
+			in.Namespace = ns
+			if in.Name != "cache" {
+				continue
+			}
+			var files []catalog.File
+			for _, f := range a.Bundles[in.BundleDigest] {
+				data := f.Data
+				if strings.Contains(string(data), "kind: ClusterServiceVersion") {
+					data = regexp.MustCompile(`minKubeVersion: \S+`).ReplaceAll(data, []byte("minKubeVersion: 99.0.0"))
+				}
+				files = append(files, catalog.File{Name: f.Name, Data: data})
+			}
+			in.BundleDigest = catalog.DigestFiles(files)
+			a.Bundles[in.BundleDigest] = files
+			in.Revisions = nil
+		}
+	})
 }

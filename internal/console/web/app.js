@@ -908,7 +908,7 @@
           class: 'outcome-' + outcome.toLowerCase() + (bad ? ' bad' : '') + (rv.trigger === 'Rollback' ? ' rollback' : ''),
         },
         h('td', { class: 'c-revision' }, rv.revision),
-        h('td', { class: 'c-trigger' }, rv.trigger || ''),
+        h('td', { class: 'c-trigger' }, rv.trigger || '', rv.imported ? h('div', { class: 'muted small', title: 'ran on the cluster this installation was exported from' }, 'imported') : null),
         h('td', { class: 'c-csv', title: rv.csv || '' }, h('strong', null, rv.version || rv.csv || ''), rv.fromVersion ? h('div', { class: 'muted small' }, 'from ' + rv.fromVersion) : null),
         h('td', { class: 'c-outcome' }, h('span', { class: 'badge ' + (bad ? 'bad' : outcome === 'Succeeded' ? 'ok' : 'wait') }, bad ? '✗ ' + outcome : outcome === 'Succeeded' ? '✓ ' + outcome : outcome)),
         h('td', { class: 'c-reason' }, rv.reason || ''),

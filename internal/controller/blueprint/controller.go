@@ -220,6 +220,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			fmt.Sprintf("waiting for Subscription %s/%s, which says who installs (spec.serviceAccountName)", bp.Namespace, name))
 		return ctrl.Result{RequeueAfter: 2 * time.Second}, nil
 	}
+	if raw := bp.Annotations[omv1.AnnotationImportedHistory]; raw != "" && len(bp.Status.History) == 0 {
+		// Made by `import`: the history starts with the revisions it retained where it ran
+		// before, so `history` and `rollback --to-revision` reach them here too. Its own
+		// first revision follows them, in the same status write.
+		if imported, err := ImportedHistory(raw); err != nil {
+			r.event(bp, true, ReasonImportedHistoryUnreadable, "%v; the history starts empty", err)
+		} else {
+			bp.Status.History = imported
+		}
+	}
 	named := ""
 	if s.sub != nil {
 		named = s.sub.Spec.ServiceAccountName

@@ -81,7 +81,7 @@ func Plan(bp *omv1.Blueprint, p Policy) Decision {
 			}
 			continue
 		}
-		if r.CSVName != target || r.Generation != g {
+		if r.CSVName != target || r.Generation != g || r.Imported {
 			break
 		}
 		attempts = append(attempts, r)
@@ -175,10 +175,11 @@ func returnsToRunning(bp *omv1.Blueprint) bool {
 	return false
 }
 
-// Requested says whether a revision carried out a version someone asked for (an install,
-// an upgrade or a downgrade): retries and automatic rollbacks are the manager's own.
+// Requested says whether a revision carried out a version someone asked for here (an
+// install, an upgrade or a downgrade): retries and automatic rollbacks are the manager's
+// own, and an imported revision was asked for on another cluster.
 func Requested(h omv1.Revision) bool {
-	return h.Trigger != omv1.TriggerRollback && h.Trigger != omv1.TriggerRetry
+	return h.Trigger != omv1.TriggerRollback && h.Trigger != omv1.TriggerRetry && !h.Imported
 }
 
 // Target is the version and bundle digest of the Blueprint's target CSV. The spec's own
@@ -230,10 +231,11 @@ func older(v, than string) bool {
 	return err1 == nil && err2 == nil && a.LT(b)
 }
 
-// LastGood is the newest revision that succeeded: the rollback target.
+// LastGood is the newest revision that succeeded here: the rollback target. A revision
+// imported from another cluster never ran here, so it is none.
 func LastGood(bp *omv1.Blueprint) *omv1.Revision {
 	for i := len(bp.Status.History) - 1; i >= 0; i-- {
-		if bp.Status.History[i].Outcome == omv1.OutcomeSucceeded {
+		if h := bp.Status.History[i]; h.Outcome == omv1.OutcomeSucceeded && !h.Imported {
 			return &bp.Status.History[i]
 		}
 	}

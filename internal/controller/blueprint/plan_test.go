@@ -12,6 +12,12 @@ func rev(n int64, g int64, csv string, trigger omv1.Trigger, outcome omv1.Revisi
 	return omv1.Revision{Revision: n, Generation: g, CSVName: csv, Trigger: trigger, Outcome: outcome, BundleDigest: "sha256:" + csv}
 }
 
+// imported marks a revision as `import` brings it.
+func imported(r omv1.Revision) omv1.Revision {
+	r.Imported = true
+	return r
+}
+
 func bp(g int64, target, current string, history ...omv1.Revision) *omv1.Blueprint {
 	return &omv1.Blueprint{ObjectMeta: metav1.ObjectMeta{Generation: g + 10},
 		Spec:   omv1.BlueprintSpec{ClusterServiceVersionName: target, BundleDigest: "sha256:" + target, Generation: g},
@@ -54,6 +60,14 @@ func TestPlan(t *testing.T) {
 			Policy{AutoRollback: true, Unblocked: true}, &omv1.Revision{Revision: 2, CSVName: "a.v1", Trigger: omv1.TriggerRetry}, 2, ""},
 		{"failed first install: nothing to roll back to", bp(1, "a.v1", "", rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomeFailed)), auto,
 			nil, 0, omv1.BlueprintFailed},
+		// `import` starts the history with what ran on the cluster exported from; an
+		// imported revision of the same CSV and (by chance) generation is no attempt here.
+		{"imported: the first install here follows the imported revisions",
+			bp(1, "a.v2", "", imported(rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded)), imported(rev(2, 1, "a.v2", omv1.TriggerUpgrade, omv1.OutcomeSucceeded))),
+			auto, &omv1.Revision{Revision: 3, CSVName: "a.v2", Trigger: omv1.TriggerInstall}, 3, ""},
+		{"imported, the first install here failed: no rollback to what never ran here",
+			bp(1, "a.v2", "", imported(rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded)), rev(2, 1, "a.v2", omv1.TriggerInstall, omv1.OutcomeFailed)),
+			auto, nil, 0, omv1.BlueprintFailed},
 		{"spec changes again after a rollback: try the new one", bp(3, "a.v3", "a.v1", rev(1, 1, "a.v1", omv1.TriggerInstall, omv1.OutcomeSucceeded),
 			rev(2, 2, "a.v2", omv1.TriggerUpgrade, omv1.OutcomeFailed), rev(3, 2, "a.v1", omv1.TriggerRollback, omv1.OutcomeSucceeded)), auto,
 			&omv1.Revision{Revision: 4, CSVName: "a.v3", Trigger: omv1.TriggerUpgrade}, 4, ""},

@@ -21,7 +21,7 @@ const ReasonCSVRecreated = "CSVRecreated"
 // that succeeded with its CSV; nil when the history no longer holds it.
 func runningRevision(bp *omv1.Blueprint) *omv1.Revision {
 	for i := len(bp.Status.History) - 1; i >= 0; i-- {
-		if h := &bp.Status.History[i]; h.CSVName == bp.Status.CurrentCSV && h.Outcome == omv1.OutcomeSucceeded {
+		if h := &bp.Status.History[i]; h.CSVName == bp.Status.CurrentCSV && h.Outcome == omv1.OutcomeSucceeded && !h.Imported {
 			return h
 		}
 	}

@@ -411,6 +411,13 @@ func notInCatalog(sub *omv1.Subscription, bp *omv1.Blueprint, err error, wait *c
 	}
 	current := runsAsAsked(sub, bp)
 	if current == "" {
+		if target := pointedTarget(sub, bp); target != "" {
+			// Not (yet) running: the change goes on from the bundle stored with the
+			// installation, and Ready says how it goes (installing, blocked, failed), not
+			// that a catalog lacks what no catalog is needed for.
+			return reason, fmt.Sprintf("%s is the Blueprint's target (written by `import` or by this Subscription, or pointed there by hand), and its bundle is stored with the installation, so no catalog is needed for it: %s (%s)",
+				target, strings.Replace(why, "no longer offers", "does not offer", 1), re.Message)
+		}
 		return "", ""
 	}
 	how := "as asked"
@@ -436,6 +443,20 @@ func runsAsAsked(sub *omv1.Subscription, bp *omv1.Blueprint) string {
 		return ""
 	}
 	return current
+}
+
+// pointedTarget is the Blueprint's target CSV when it does not run and the Subscription
+// asked for nothing new since the Blueprint was last written for it: `import` made it so
+// (pinned to the archive's version, with its bundle stored), or the Subscription itself
+// before its catalog dropped the version, or a person since. Its bundle is known (the
+// spec's digest), so nothing of the change waits for a catalog. "", otherwise.
+func pointedTarget(sub *omv1.Subscription, bp *omv1.Blueprint) string {
+	target := bp.Spec.ClusterServiceVersionName
+	if target == "" || bp.Spec.BundleDigest == "" || target == bp.Status.CurrentCSV ||
+		bp.Annotations[omv1.AnnotationSubscriptionGeneration] != strconv.FormatInt(sub.Generation, 10) {
+		return ""
+	}
+	return target
 }
 
 // satisfies says whether the version the Blueprint runs is what the Subscription's spec

@@ -147,6 +147,13 @@ func TestNotInCatalog(t *testing.T) {
 	pointed.Annotations = map[string]string{omv1.AnnotationSubscriptionGeneration: "0"}
 	specChanged := pointed.DeepCopy()
 	specChanged.Annotations[omv1.AnnotationSubscriptionGeneration] = "7"
+	// imported is a Blueprint `import` made, pinned to the archive's version with its
+	// bundle stored, that does not run yet (installing, or blocked).
+	imported := bp("cache-operator.v1.2.0", "", "")
+	imported.Spec.BundleDigest = "sha256:12"
+	imported.Annotations = map[string]string{omv1.AnnotationSubscriptionGeneration: "0"}
+	importedOther := imported.DeepCopy()
+	importedOther.Annotations[omv1.AnnotationSubscriptionGeneration] = "7"
 	for _, tc := range []struct {
 		name   string
 		bp     *omv1.Blueprint
@@ -159,6 +166,10 @@ func TestNotInCatalog(t *testing.T) {
 		{"catalog deleted, runs as pointed by hand: that stands", pointed, notLoaded, gone, omv1.ReasonCatalogUnavailable, "cache-operator.v1.0.0 runs, as the Blueprint was pointed by hand, and stays"},
 		{"catalog deleted, pointed by hand, then the spec changed: not as asked", specChanged, notLoaded, gone, "", ""},
 		{"not installed yet", bp("cache-operator.v1.1.0", "", ""), pulled, nil, "", ""},
+		{"imported, not running yet: its stored bundle, not a catalog", imported, pulled, nil, omv1.ReasonNotInCatalog,
+			"cache-operator.v1.2.0 is the Blueprint's target (written by `import` or by this Subscription, or pointed there by hand), and its bundle is stored with the installation, so no catalog is needed for it: its catalog does not offer it"},
+		{"imported, no catalog at all", imported, notLoaded, gone, omv1.ReasonCatalogUnavailable, "cache-operator.v1.2.0 is the Blueprint's target"},
+		{"imported, then the spec changed: the spec's to resolve", importedOther, pulled, nil, "", ""},
 		{"another version runs (a change under way)", bp("cache-operator.v1.1.0", "cache-operator.v1.0.0", "1.0.0"), pulled, nil, "", ""},
 		{"runs, but not what is asked", bp("cache-operator.v1.2.0", "cache-operator.v1.2.0", "1.2.0"), pulled, nil, "", ""},
 		{"catalog deleted or failing, runs as asked", runs, notLoaded, gone, omv1.ReasonCatalogUnavailable, "cache-operator.v1.1.0 runs, as asked, and stays"},

@@ -57,6 +57,12 @@ func removeCondition(sub *omv1.Subscription, typ string) {
 func (r *Reconciler) mirror(sub *omv1.Subscription, bp *omv1.Blueprint) {
 	st := &sub.Status
 	defer func() { st.State = stateOf(st, bp) }()
+	if st.Package == "" {
+		// An installation no catalog here resolves (imported from another cluster, pinned
+		// by hand) is still of the package its Blueprint runs: the guard that refuses to
+		// uninstall what others depend on, dependency checks and `status` read it here.
+		st.Package = bp.Spec.Package
+	}
 	if sub.Spec.OLMStyle() && bp.Spec.ClusterServiceVersionName != "" {
 		// OLM's currentCSV, in an OLM Subscription: the CSV of the newest change (under
 		// way, waiting for approval, or done), one edge of the channel at a time, which
