@@ -79,7 +79,8 @@ const (
 	ReasonHeldAfterRollback = "HeldAfterManualRollback"
 	// ReasonPointedByHand: a Subscription that names its version (startingCSV, an exact
 	// version or a range it does not follow) runs another one a person pointed its
-	// Blueprint at (a rollback by hand), until its spec changes.
+	// Blueprint at (a rollback by hand), until it asks for another version (package,
+	// channel, version, startingCSV or catalog: VersionIntent).
 	ReasonPointedByHand = "PointedByHand"
 	// ReasonHeldForDependents: a channel-following Subscription stays at the version it
 	// runs: the channel's next version would take from installations that depend on it

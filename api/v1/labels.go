@@ -24,6 +24,11 @@ const (
 	// for a newer generation, so a person's edit of the Blueprint stands.
 	AnnotationSubscriptionGeneration = "operator-manager.domain/subscription-generation"
 
+	// AnnotationSubscriptionIntent on a Blueprint is the Subscription's VersionIntent when
+	// it last wrote the Blueprint: a newer generation that asks for the same version (a
+	// pause, a config edit) records itself without moving a target a person chose.
+	AnnotationSubscriptionIntent = "operator-manager.domain/subscription-intent"
+
 	// AnnotationImportedHistory on a Blueprint that `operator-manager import` made is the
 	// JSON list of the revisions the installation retained on the cluster it was exported
 	// from (each Imported, its bundle stored here): the Blueprint controller starts the

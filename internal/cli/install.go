@@ -284,9 +284,10 @@ func installDone(sub *omv1.Subscription, bp *omv1.Blueprint, gone bool) (bool, e
 	if sub.Status.ObservedGeneration < sub.Generation {
 		return false, nil
 	}
-	// A rollback by hand stands until the Subscription's spec changes: an install that
-	// changed nothing (the version asked for is the one already written) leaves the older
-	// version running, which is not the install asked for.
+	// A rollback by hand stands until the Subscription asks for another version: an
+	// install that changed nothing of that (the version asked for is the one already
+	// written; a new approval or config only) leaves the older version running, which is
+	// not the install asked for.
 	if c := meta.FindStatusCondition(sub.Status.Conditions, omv1.ConditionResolved); c != nil && c.Status == metav1.ConditionTrue && heldByHand[c.Reason] {
 		return true, withCode(ExitHeld, fmt.Errorf("%s: %s; `operator-manager rollback %s --to-revision N` moves it to another revision (see `operator-manager history %s`)",
 			c.Reason, c.Message, sub.Name, sub.Name))

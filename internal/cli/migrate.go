@@ -480,7 +480,7 @@ func applyImport(ctx context.Context, c client.Client, a *migration.Archive, in 
 		bp = &omv1.Blueprint{ObjectMeta: metav1.ObjectMeta{Namespace: in.Namespace, Name: in.Name,
 			Labels: map[string]string{omv1.LabelSubscription: in.Name, omv1.LabelPackage: in.Package},
 			Annotations: map[string]string{omv1.AnnotationSubscriptionGeneration: strconv.FormatInt(generation, 10),
-				omv1.AnnotationImportedHistory: history}},
+				omv1.AnnotationSubscriptionIntent: in.Spec.VersionIntent(), omv1.AnnotationImportedHistory: history}},
 			Spec: omv1.BlueprintSpec{ClusterServiceVersionName: in.CSV, Version: in.Version, Package: in.Package, Catalog: in.Catalog,
 				BundleDigest: in.BundleDigest, Generation: 1, Approved: true, Dependencies: in.Dependencies}}
 		if err := c.Create(ctx, bp); err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -71,7 +72,31 @@ spec: {package: cache-operator, channel: stable, version: ">=1.0.0 <1.2.0", cata
 	if bp := getBlueprint(t, ns, "cache"); bp.Status.CurrentCSV != "cache-operator.v1.1.0" || bp.Spec.ClusterServiceVersionName != "cache-operator.v1.1.0" {
 		t.Fatalf("the manual rollback was undone: running %s, target %s (%s)", bp.Status.CurrentCSV, bp.Spec.ClusterServiceVersionName, historyOf(bp))
 	}
-	// A spec change lets it follow the channel again.
+	// Changes of the spec that ask for no other version leave it too: paused and
+	// resumed (a maintenance window), its config edited. Each once brought back the
+	// version the person had rolled back from.
+	for _, verb := range []string{"pause", "resume"} {
+		if out, err := cli(verb, "cache", "-n", ns); err != nil {
+			t.Fatalf("%s: %v\n%s", verb, err, out)
+		}
+		time.Sleep(4 * time.Second)
+	}
+	sub = getSub(t, ns, "cache")
+	patch = client.MergeFrom(sub.DeepCopy())
+	sub.Spec.Config = &omv1.SubscriptionConfig{Env: []corev1.EnvVar{{Name: "CACHE_SIZE", Value: "64"}}}
+	if err := k8s.Patch(ctx(), sub, patch); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "the config edit taken up, the version rolled back to held", func() bool {
+		s := getSub(t, ns, "cache")
+		c := condition(s.Status.Conditions, omv1.ConditionResolved)
+		return s.Status.ObservedGeneration == s.Generation && c.Reason == omv1.ReasonHeldAfterRollback
+	}, describeSub(t, ns, "cache"))
+	time.Sleep(4 * time.Second)
+	if bp := getBlueprint(t, ns, "cache"); bp.Status.CurrentCSV != "cache-operator.v1.1.0" || bp.Spec.ClusterServiceVersionName != "cache-operator.v1.1.0" {
+		t.Fatalf("the manual rollback was undone by a pause, a resume or a config edit: running %s, target %s (%s)", bp.Status.CurrentCSV, bp.Spec.ClusterServiceVersionName, historyOf(bp))
+	}
+	// Asking for another version lets it follow the channel again.
 	sub = getSub(t, ns, "cache")
 	patch = client.MergeFrom(sub.DeepCopy())
 	sub.Spec.Version = ">=1.0.0 <1.2.1"

@@ -287,8 +287,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.
 				return result, err
 			}
 		// The Blueprint's target follows the Subscription only when the Subscription's
-		// spec changed since it was last written (or there is no Blueprint): a person who
-		// edits the Blueprint's clusterServiceVersionName to roll back is not overruled.
+		// spec changed since it was last written (or there is no Blueprint), and then only
+		// when it asks for another version: a person who edits the Blueprint's
+		// clusterServiceVersionName to roll back is not overruled by a pause, a resume or
+		// a config edit.
+		case exists && bp.Annotations[omv1.AnnotationSubscriptionGeneration] != strconv.FormatInt(sub.Generation, 10) && keepsTarget(sub, bp, res):
+			if err = r.recordSpec(ctx, sub, bp); refusal.Is(err) {
+				refused, result = err, ctrl.Result{RequeueAfter: refusal.RetryAfter}
+			} else if err != nil {
+				return result, err
+			}
+			r.sayHeld(sub, bp, res)
 		case !exists || bp.Annotations[omv1.AnnotationSubscriptionGeneration] != strconv.FormatInt(sub.Generation, 10):
 			// A version change must leave the installations that depend on this one what
 			// they were resolved against: refused otherwise, the running version kept.
@@ -332,16 +341,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.
 				return result, err
 			}
 		default:
-			r.resolved(sub, res)
-			c := meta.FindStatusCondition(sub.Status.Conditions, omv1.ConditionResolved)
-			if from := heldBelow(bp); from != "" && resolve.Following(intentOf(sub)) {
-				c.Reason = omv1.ReasonHeldAfterRollback
-				c.Message = fmt.Sprintf("held at %s after a manual rollback from %s: follows channel again when the catalog offers a version newer than %s, or when this Subscription's spec changes",
-					bp.Spec.ClusterServiceVersionName, from, from)
-			} else if bp.Spec.ClusterServiceVersionName != res.bundle.CSVName && !resolve.Following(intentOf(sub)) {
-				c.Reason = omv1.ReasonPointedByHand
-				c.Message += fmt.Sprintf("; the Blueprint was pointed at %s by hand, which stands until this Subscription's spec changes", bp.Spec.ClusterServiceVersionName)
-			}
+			r.sayHeld(sub, bp, res)
 		}
 		if exists && res != nil {
 			r.markContentChanged(sub, bp, res.bundle, was)
@@ -364,6 +364,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.
 	}
 	r.markDeprecations(sub) // of what runs, once mirror has said what that is
 	return result, nil
+}
+
+// sayHeld records the resolution of a Subscription whose Blueprint's target it does not
+// move, saying so when a person's rollback holds it (HeldAfterManualRollback for a channel
+// follower, PointedByHand for a Subscription that names its version).
+func (r *Reconciler) sayHeld(sub *omv1.Subscription, bp *omv1.Blueprint, res *resolution) {
+	r.resolved(sub, res)
+	c := meta.FindStatusCondition(sub.Status.Conditions, omv1.ConditionResolved)
+	if from := heldBelow(bp); from != "" && resolve.Following(intentOf(sub)) {
+		c.Reason = omv1.ReasonHeldAfterRollback
+		c.Message = fmt.Sprintf("held at %s after a manual rollback from %s: follows channel again when the catalog offers a version newer than %s, or when this Subscription asks for another version (package, channel, version, startingCSV or catalog)",
+			bp.Spec.ClusterServiceVersionName, from, from)
+	} else if bp.Spec.ClusterServiceVersionName != res.bundle.CSVName && !resolve.Following(intentOf(sub)) {
+		c.Reason = omv1.ReasonPointedByHand
+		c.Message += fmt.Sprintf("; the Blueprint was pointed at %s by hand, which stands until this Subscription asks for another version (package, channel, version, startingCSV or catalog)", bp.Spec.ClusterServiceVersionName)
+	}
 }
 
 // sayRefused says that the API server refused a write the Subscription's change needs
@@ -432,7 +448,8 @@ func notInCatalog(sub *omv1.Subscription, bp *omv1.Blueprint, err error, wait *c
 // runsAsAsked is the CSV that runs, settled, when it is what the Subscription asks for
 // (resolve.Satisfies), or when the Subscription asked nothing new since it last wrote the
 // Blueprint: then what runs is what it asked for, or what a person pointed the Blueprint
-// at since (a rollback by hand), which stands until the Subscription's spec changes. "",
+// at since (a rollback by hand), which stands until the Subscription asks for another
+// version (keepsTarget). "",
 // otherwise.
 func runsAsAsked(sub *omv1.Subscription, bp *omv1.Blueprint) string {
 	current := bp.Status.CurrentCSV
@@ -532,7 +549,7 @@ func intentOf(sub *omv1.Subscription) resolve.Intent {
 // nil: nothing newer on its channel's edges, a change already under way, a target that
 // failed and was rolled back (which stays until the catalog offers something newer), or
 // a version a person rolled back to by hand (which stays until the catalog offers a
-// version newer than the one rolled back from, or the Subscription's spec changes).
+// version newer than the one rolled back from, or the Subscription asks for another).
 func (r *Reconciler) followChannel(sub *omv1.Subscription, bp *omv1.Blueprint, res *resolution) *catalog.Bundle {
 	in := intentOf(sub)
 	if !resolve.Following(in) || bp.Status.CurrentCSV == "" {
@@ -739,8 +756,7 @@ func (r *Reconciler) writeBlueprint(ctx context.Context, sub *omv1.Subscription,
 	patch := client.MergeFrom(bp.DeepCopy())
 	shape, was := installShape(sub), bp.Annotations[omv1.AnnotationInstallShape]
 	bp.Labels = mergeLabels(bp.Labels, map[string]string{omv1.LabelSubscription: sub.Name, omv1.LabelPackage: b.Package})
-	bp.Annotations = mergeLabels(bp.Annotations, map[string]string{omv1.AnnotationSubscriptionGeneration: strconv.FormatInt(sub.Generation, 10),
-		omv1.AnnotationInstallShape: shape})
+	bp.Annotations = mergeLabels(bp.Annotations, writtenFor(sub, shape))
 	if exists && bp.Spec.ClusterServiceVersionName == b.CSVName && (bp.Spec.BundleDigest == b.Digest || runsAsInstalled(bp, b)) {
 		// Same target: only record that this generation was seen, unless it mends a
 		// change that failed. The catalog is followed, though: a Subscription moved to
@@ -778,6 +794,41 @@ func (r *Reconciler) writeBlueprint(ctx context.Context, sub *omv1.Subscription,
 		// No event here: the Blueprint's own (InstallStarted, UpgradeStarted) tells the
 		// same change, with its revision, one write instead of two.
 		return nil
+	}
+	if err := r.Client.Patch(ctx, bp, patch); err != nil {
+		return fmt.Errorf("updating Blueprint %s/%s: %w", bp.Namespace, bp.Name, err)
+	}
+	return nil
+}
+
+// writtenFor is what a Blueprint records of the Subscription spec it was last written
+// for: its generation, what it asks of the version, and how it installs.
+func writtenFor(sub *omv1.Subscription, shape string) map[string]string {
+	return map[string]string{omv1.AnnotationSubscriptionGeneration: strconv.FormatInt(sub.Generation, 10),
+		omv1.AnnotationSubscriptionIntent: sub.Spec.VersionIntent(), omv1.AnnotationInstallShape: shape}
+}
+
+// keepsTarget says whether a new generation of the Subscription leaves the Blueprint's
+// target alone though it resolves elsewhere: the Blueprint was written for the same
+// version intent, so the spec changed in something else (paused or resumed; config,
+// approval, health, upgrade windows), and the target differs because a person pointed
+// it there (a rollback by hand, which stands until another version is asked for) or
+// because the channel moved on (followed edge by edge, by followChannel, as always). A
+// Blueprint written before the intent was recorded is repointed, as it always was.
+func keepsTarget(sub *omv1.Subscription, bp *omv1.Blueprint, res *resolution) bool {
+	intent := bp.Annotations[omv1.AnnotationSubscriptionIntent]
+	return intent != "" && intent == sub.Spec.VersionIntent() && bp.Spec.ClusterServiceVersionName != res.bundle.CSVName
+}
+
+// recordSpec records the Subscription's new generation on a Blueprint whose target it
+// keeps (keepsTarget); a change of how it installs that mends a failed change retries it,
+// as writeBlueprint does.
+func (r *Reconciler) recordSpec(ctx context.Context, sub *omv1.Subscription, bp *omv1.Blueprint) error {
+	patch := client.MergeFrom(bp.DeepCopy())
+	shape, was := installShape(sub), bp.Annotations[omv1.AnnotationInstallShape]
+	bp.Annotations = mergeLabels(bp.Annotations, writtenFor(sub, shape))
+	if mendsFailure(bp, was, shape) {
+		blueprint.SetRetry(bp)
 	}
 	if err := r.Client.Patch(ctx, bp, patch); err != nil {
 		return fmt.Errorf("updating Blueprint %s/%s: %w", bp.Namespace, bp.Name, err)
