@@ -263,7 +263,8 @@ func servedFromElsewhere(ctx context.Context, c client.Client, ns string, cat *c
 }
 
 // Preflight runs the CRD preflight of a bundle against the live cluster. The storage
-// version migrations a bundle that passes would need are returned as notes.
+// version migrations a bundle that passes would need are returned as notes, and so is a
+// preflight the caller may not run (it may not read CRDs or their custom resources).
 func Preflight(ctx context.Context, c client.Client, dyn dynamic.Interface, cat *catalog.Catalog, b *catalog.Bundle) ([]string, error) {
 	content, err := cat.Content(b)
 	if errors.Is(err, catalog.ErrNoContent) {
@@ -271,22 +272,30 @@ func Preflight(ctx context.Context, c client.Client, dyn dynamic.Interface, cat 
 	} else if err != nil {
 		return nil, err
 	}
-	var migrations []string
+	var notes []string
 	for _, u := range content.CRDs {
 		crd, _, err := crdrepair.Repair(u)
 		if err != nil {
 			return nil, fmt.Errorf("its CRD %s cannot be installed: %v", u.GetName(), err)
 		}
 		_, m, v, err := crdsafety.Preflight(ctx, c, dyn, crd, b.Package)
+		if apierrors.IsForbidden(err) {
+			// Whoever asks may not read CRDs or their custom resources (a namespace's own
+			// user): the version is not at fault, and the manager runs the same preflight
+			// with its own rights before it installs anything.
+			notes = append(notes, fmt.Sprintf("%s: the CRD preflight of %s was not run here, as you may not read what it reads (%v); the manager runs it before installing\n",
+				b.CSVName, u.GetName(), err))
+			continue
+		}
 		if err != nil {
 			return nil, err
 		} else if v != nil {
 			return nil, fmt.Errorf("the CRD preflight refuses it: %v", v)
 		}
 		if m != nil { // only reported: recommend changes nothing
-			migrations = append(migrations, fmt.Sprintf("%s: CRD %s drops %s, listed in its status.storedVersions: installing it first rewrites every custom resource in storage version %s and removes %s from status.storedVersions\n",
+			notes = append(notes, fmt.Sprintf("%s: CRD %s drops %s, listed in its status.storedVersions: installing it first rewrites every custom resource in storage version %s and removes %s from status.storedVersions\n",
 				b.CSVName, m.CRD, strings.Join(m.Drop, ", "), m.StorageVersion, strings.Join(m.Drop, ", ")))
 		}
 	}
-	return migrations, nil
+	return notes, nil
 }
