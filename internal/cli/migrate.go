@@ -278,7 +278,9 @@ func newImportCmd(g *globals) *cobra.Command {
 		Short: "Recreate the installations of an export archive on this cluster, from the archive alone",
 		Long: `import reads an archive "operator-manager export" wrote, checks every installation against
 this cluster first (minKubeVersion, the native APIs it needs, a CRD another package owns,
-a Subscription of that name for another package) and applies nothing when one cannot run.
+a Subscription of that name for another package, a dependency neither in the archive nor
+installed here, a ServiceAccount it installs as that this cluster lacks) and applies
+nothing when one cannot run.
 Then, in dependency order, it creates each installation pinned to the exported version:
 its Subscription as exported, its Blueprint at that CSV, and the bundles of its retained
 revisions stored in the cluster, so the manager installs without any catalog. With --wait
@@ -409,6 +411,20 @@ func planImport(ctx context.Context, c client.Client, kube semver.Version, a *mi
 			problems = append(problems, fmt.Sprintf("%s: CRD %s exists here, installed by package %s, not %s", in.Key(), u.GetName(), owner, in.Package))
 		}
 	}
+	for _, d := range in.Dependencies {
+		met, err := dependencyMet(ctx, c, a, in, d)
+		if err != nil {
+			return row, nil, err
+		}
+		if !met {
+			where := ""
+			if d.ServedFrom != "" {
+				where = ", met by " + d.ServedFrom + " where it was exported,"
+			}
+			problems = append(problems, fmt.Sprintf("%s: %s depends on package %s%s which is neither in the archive nor installed here: export it too (export -A), or install it here first",
+				in.Key(), in.CSV, d.Package, where))
+		}
+	}
 	if sa := in.Spec.ServiceAccountName; sa != "" {
 		// It installed as a tenant's ServiceAccount, which an archive does not carry (who
 		// may do what in a namespace is the cluster's administrators' to say). Without it
@@ -447,6 +463,40 @@ func planImport(ctx context.Context, c client.Client, kube semver.Version, a *mi
 		row.Action, row.Detail = "pin", fmt.Sprintf("runs %s now", bp.Status.CurrentCSV)
 	}
 	return row, problems, nil
+}
+
+// dependencyMet says whether a dependency of an imported installation will be there: an
+// installation of the archive meets it (the one of another namespace that met it where it
+// was exported, or one of its package in the same namespace), or the cluster has one.
+// Without it the operator would be installed without what it needs.
+func dependencyMet(ctx context.Context, c client.Client, a *migration.Archive, in *migration.Installation, d omv1.ResolvedDependency) (bool, error) {
+	for _, other := range a.Installations {
+		if (d.ServedFrom != "" && other.Key() == d.ServedFrom) || (d.ServedFrom == "" && other.Namespace == in.Namespace && other.Package == d.Package) {
+			return true, nil
+		}
+	}
+	if d.ServedFrom != "" {
+		ns, name, _ := strings.Cut(d.ServedFrom, "/")
+		switch err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &omv1.Subscription{}); {
+		case apierrors.IsNotFound(err):
+			return false, nil
+		case err != nil && !apierrors.IsForbidden(err):
+			return false, err
+		}
+		return true, nil // there, or not the importer's to see: the manager tells then
+	}
+	subs := &omv1.SubscriptionList{}
+	if err := c.List(ctx, subs, client.InNamespace(in.Namespace)); apierrors.IsForbidden(err) {
+		return true, nil
+	} else if err != nil {
+		return false, err
+	}
+	for _, s := range subs.Items {
+		if s.Status.Package == d.Package || s.Spec.PackageName() == d.Package {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // applyImport creates (or pins) one installation: the namespace, the Blueprint at the

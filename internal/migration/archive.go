@@ -312,10 +312,20 @@ func (a *Archive) Ordered() ([]*Installation, error) {
 		}
 		state[k] = 1
 		in := byKey[k]
-		deps := append([]string(nil), in.DependsOn...)
+		var deps []string
+		for _, d := range in.DependsOn {
+			deps = append(deps, in.Namespace+"/"+d)
+		}
+		for _, d := range in.Dependencies {
+			// Met by an installation of another namespace (one watching this one too):
+			// first as well, when the archive holds it.
+			if _, ok := byKey[d.ServedFrom]; ok && d.ServedFrom != k {
+				deps = append(deps, d.ServedFrom)
+			}
+		}
 		sort.Strings(deps)
 		for _, d := range deps {
-			if err := visit(in.Namespace+"/"+d, append(path, k)); err != nil {
+			if err := visit(d, append(path, k)); err != nil {
 				return err
 			}
 		}

@@ -133,6 +133,20 @@ func TestReadRefuses(t *testing.T) {
 	}
 }
 
+// TestOrderedAcrossNamespaces: an installation whose dependency another namespace's
+// installation meets (ServedFrom, one watching this namespace too) comes after it when the
+// archive holds both (export -A), whatever their names.
+func TestOrderedAcrossNamespaces(t *testing.T) {
+	a := sampleArchive()
+	a.Installations[0].DependsOn = nil
+	a.Installations[0].Dependencies = []omv1.ResolvedDependency{{Package: "cache", ServedFrom: "shared/cache"}}
+	a.Installations[1].Namespace = "shared"
+	order, err := a.Ordered()
+	if err != nil || order[0].Key() != "shared/cache" || order[1].Key() != "ns/backup" {
+		t.Errorf("order = %v, %v; want shared/cache before ns/backup, which it serves", order, err)
+	}
+}
+
 func TestOrderedRefusesCycle(t *testing.T) {
 	a := sampleArchive()
 	a.Installations[1].DependsOn = []string{"backup"}

@@ -222,6 +222,29 @@ spec: {startingCSV: backup-operator.0.2.0, catalog: samples, targetNamespaces: [
 		t.Errorf("a refused import changed the cluster: namespace migrate-sa (%v)", err)
 	}
 
+	// An installation whose dependency is neither in the archive nor on the cluster would
+	// run without what it needs: refused before anything is applied, naming it.
+	lonely := filepath.Join(t.TempDir(), "lonely.tgz")
+	if err := rewriteArchive(archive, lonely, func(a *migration.Archive) {
+		var kept []migration.Installation
+		for _, in := range a.Installations {
+			if in.Name == "backup" {
+				in.Namespace, in.DependsOn = "migrate-dep", nil
+				kept = append(kept, in)
+			}
+		}
+		a.Installations = kept
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r = on2("import", "-f", lonely)
+	if r.code != 1 || !strings.Contains(r.stdout, "depends on package cache-operator which is neither in the archive nor installed here") {
+		t.Errorf("import of an installation without its dependency: exit %d, want 1 naming it\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if err := c2.Client.Get(ctx(), client.ObjectKey{Name: "migrate-dep"}, &corev1.Namespace{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a refused import changed the cluster: namespace migrate-dep (%v)", err)
+	}
+
 	// A version the cluster cannot run is refused before anything is applied.
 	bad := filepath.Join(t.TempDir(), "bad.tgz")
 	if err := writeUnrunnable(archive, bad, "migrate-bad"); err != nil {
