@@ -81,7 +81,8 @@ and leader election is on; local runs serve plain /metrics and run alone.`,
 			setups := controller.All()
 			if consoleAddr != "" {
 				// The console acts with each request's bearer token, never the manager's.
-				srv, err := console.NewInCluster(cfg, console.Options{CacheDir: opts.CacheDir})
+				srv, err := console.NewInCluster(cfg, console.Options{CacheDir: opts.CacheDir,
+					CatalogNamespaces: []string{opts.Namespace, opts.GlobalCatalogNamespace}})
 				if err != nil {
 					return err
 				}

@@ -830,8 +830,27 @@ func TestInCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The catalogs every namespace installs from live in the manager's namespace, which
+	// the shipped RBAC lets everyone signed in read (config/rbac/user_roles.yaml), though
+	// not list cluster-wide.
+	shared := "shared-catalogs"
+	for _, o := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: shared}},
+		&omv1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Namespace: shared, Name: "everyones"},
+			Spec: omv1.CatalogSourceSpec{SourceType: omv1.SourceDirectory, Directory: sample}},
+		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: shared, Name: "reader"}, Rules: []rbacv1.PolicyRule{{
+			APIGroups: []string{omv1.GroupVersion.Group}, Resources: []string{"catalogsources"}, Verbs: []string{"get", "list", "watch"}}}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: shared, Name: "reader"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "reader"},
+			Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "Group", Name: "system:authenticated"}}},
+	} {
+		if err := k8s.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+
 	// The base config is the administrator's: the console must not use its credentials.
-	srv, err := console.NewInCluster(env.Config, console.Options{})
+	srv, err := console.NewInCluster(env.Config, console.Options{CatalogNamespaces: []string{shared}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -847,6 +866,11 @@ func TestInCluster(t *testing.T) {
 	ok(t, r)
 	if !strings.Contains(string(r.body), `"user":"system:serviceaccount:`+team+`:viewer"`) {
 		t.Errorf("whoami = %s", r.body)
+	}
+	r = call(t, ts, "GET", "/api/catalogs?namespace="+team, nil, bearer)
+	ok(t, r)
+	if !strings.Contains(string(r.body), `"namespace":"`+shared+`","name":"everyones"`) {
+		t.Errorf("the viewer's catalogs = %s, want the shared catalog %s/everyones", r.body, shared)
 	}
 	// The proxy's header works as well.
 	r = call(t, ts, "GET", "/api/installations?namespace="+team, nil, map[string]string{"X-Forwarded-Access-Token": tr.Status.Token})

@@ -57,6 +57,11 @@ func (s *Server) namespacesFor(ctx context.Context, r *http.Request, id *identit
 		}
 	}
 	add(id.namespace)
+	if resource == "catalogsources" {
+		for _, ns := range s.opts.CatalogNamespaces {
+			add(ns)
+		}
+	}
 	if r != nil {
 		for _, ns := range strings.Split(r.URL.Query().Get("namespace"), ",") {
 			add(strings.TrimSpace(ns))

@@ -19,6 +19,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/operator-manager/operator-manager/config"
+
 	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -65,6 +67,11 @@ type Options struct {
 	Namespace string
 	// CacheDir keeps the catalogs and bundles of HTTP and Image CatalogSources.
 	CacheDir string
+	// CatalogNamespaces hold the catalogs every namespace installs from (the manager's
+	// namespace, its global catalog namespace): the catalogs page lists theirs too for a
+	// person who may not list cluster-wide (the shipped RBAC lets everyone signed in read
+	// them). Default: the manager's usual namespace.
+	CatalogNamespaces []string
 	// KeepAlive is the interval of the stream's keepalive comments (default 15s).
 	KeepAlive time.Duration
 }
@@ -128,6 +135,9 @@ func NewInCluster(base *rest.Config, o Options) (*Server, error) {
 func newServer(o Options) *Server {
 	if o.KeepAlive <= 0 {
 		o.KeepAlive = 15 * time.Second
+	}
+	if len(o.CatalogNamespaces) == 0 {
+		o.CatalogNamespaces = []string{config.ManagerNamespace}
 	}
 	s := &Server{opts: o, catalogs: newCatalogCache(o.CacheDir)}
 	s.handler = s.routes()
