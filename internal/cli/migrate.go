@@ -15,6 +15,7 @@ import (
 
 	"github.com/blang/semver/v4"
 	"github.com/spf13/cobra"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -319,6 +320,9 @@ prints the plan.`,
 			}
 			ctx := cmd.Context()
 			doc := importDoc{DryRun: dryRun, Installations: []importRow{}}
+			if doc.Problems, err = importRights(ctx, c, order); err != nil {
+				return err
+			}
 			for _, in := range order {
 				row, problems, err := planImport(ctx, c, kube, a, in)
 				if err != nil {
@@ -402,6 +406,12 @@ func planImport(ctx context.Context, c client.Client, kube semver.Version, a *mi
 	for _, u := range content.CRDs {
 		live := &apiextensionsv1.CustomResourceDefinition{}
 		err := c.Get(ctx, client.ObjectKey{Name: u.GetName()}, live)
+		if apierrors.IsForbidden(err) {
+			// A person who may not read CRDs cannot tell whose they are: said in the plan,
+			// not a reason to refuse what they may otherwise import.
+			row.Detail = "CRDs not checked for another package's: you may not read them"
+			break
+		}
 		if apierrors.IsNotFound(err) {
 			continue
 		} else if err != nil {
@@ -465,6 +475,50 @@ func planImport(ctx context.Context, c client.Client, kube semver.Version, a *mi
 	return row, problems, nil
 }
 
+// importRights says what the importing person may not do that the import needs, per
+// namespace of the archive: create its namespace (when missing), create and patch
+// Blueprints, create Secrets (the stored bundles) and Subscriptions. Asked of the API
+// server first (SelfSubjectAccessReview), so a person short of one right gets nothing
+// half applied (a Blueprint waiting for a Subscription never made).
+func importRights(ctx context.Context, c client.Client, order []*migration.Installation) ([]string, error) {
+	var problems []string
+	seen := map[string]bool{}
+	for _, in := range order {
+		if seen[in.Namespace] {
+			continue
+		}
+		seen[in.Namespace] = true
+		checks := []authorizationv1.ResourceAttributes{
+			{Namespace: in.Namespace, Verb: "create", Group: omv1.GroupVersion.Group, Resource: "blueprints"},
+			{Namespace: in.Namespace, Verb: "patch", Group: omv1.GroupVersion.Group, Resource: "blueprints"},
+			{Namespace: in.Namespace, Verb: "create", Resource: "secrets"},
+			{Namespace: in.Namespace, Verb: "create", Group: omv1.GroupVersion.Group, Resource: "subscriptions"},
+		}
+		if err := c.Get(ctx, client.ObjectKey{Name: in.Namespace}, &corev1.Namespace{}); apierrors.IsNotFound(err) {
+			checks = append(checks, authorizationv1.ResourceAttributes{Verb: "create", Resource: "namespaces", Name: in.Namespace})
+		}
+		var refused []string
+		for _, a := range checks {
+			review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &a}}
+			if err := c.Create(ctx, review); err != nil {
+				return nil, fmt.Errorf("asking the API server what you may do in namespace %s: %w", in.Namespace, err)
+			}
+			if !review.Status.Allowed {
+				what := a.Resource
+				if a.Group != "" {
+					what += "." + a.Group
+				}
+				refused = append(refused, a.Verb+" "+what)
+			}
+		}
+		if len(refused) > 0 {
+			problems = append(problems, fmt.Sprintf("namespace %s: you may not %s, which import needs (the namespace if missing, the Blueprint, the stored bundles as Secrets, the Subscription); nothing was applied",
+				in.Namespace, strings.Join(refused, ", ")))
+		}
+	}
+	return problems, nil
+}
+
 // dependencyMet says whether a dependency of an imported installation will be there: an
 // installation of the archive meets it (the one of another namespace that met it where it
 // was exported, or one of its package in the same namespace), or the cluster has one.
@@ -504,9 +558,12 @@ func dependencyMet(ctx context.Context, c client.Client, a *migration.Archive, i
 // does not resolve its own from a catalog), the bundles of its retained revisions in the
 // revision store, then the Subscription, which then owns the Blueprint.
 func applyImport(ctx context.Context, c client.Client, a *migration.Archive, in *migration.Installation) error {
+	// Read first: a person who may not create namespaces may import into one that exists.
 	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: in.Namespace}}
-	if err := c.Create(ctx, nsObj); err != nil && !apierrors.IsAlreadyExists(err) {
-		return err
+	if err := c.Get(ctx, client.ObjectKeyFromObject(nsObj), &corev1.Namespace{}); apierrors.IsNotFound(err) {
+		if err := c.Create(ctx, nsObj); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
 	}
 	key := client.ObjectKey{Namespace: in.Namespace, Name: in.Name}
 	sub := &omv1.Subscription{}

@@ -13,7 +13,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
@@ -243,6 +245,42 @@ spec: {startingCSV: backup-operator.0.2.0, catalog: samples, targetNamespaces: [
 	}
 	if err := c2.Client.Get(ctx(), client.ObjectKey{Name: "migrate-dep"}, &corev1.Namespace{}); !apierrors.IsNotFound(err) {
 		t.Errorf("a refused import changed the cluster: namespace migrate-dep (%v)", err)
+	}
+
+	// A person who may not do all that import does in a namespace (here: the shipped
+	// operator-manager-edit, which creates no Blueprints and no Secrets) is told what
+	// before anything is applied, not halfway.
+	people := "migrate-people"
+	for _, o := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: people}},
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "carol", Namespace: people}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "carol", Namespace: people},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "operator-manager-edit"},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "carol", Namespace: people}}},
+	} {
+		if err := c2.Client.Create(ctx(), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	carol := filepath.Join(t.TempDir(), "carol.kubeconfig")
+	if err := e2.TokenKubeconfig(ctx(), people, "carol", carol); err != nil {
+		t.Fatal(err)
+	}
+	theirs := filepath.Join(t.TempDir(), "people.tgz")
+	if err := rewriteArchive(archive, theirs, func(a *migration.Archive) {
+		for i := range a.Installations {
+			a.Installations[i].Namespace = people
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r = scriptOn(t, carol, "import", "-f", theirs)
+	if r.code != 1 || !strings.Contains(r.stdout, "namespace migrate-people: you may not create blueprints.operators.coreos.com.operator-manager.domain, create secrets, which import needs") ||
+		!strings.Contains(r.stdout, "CRDs not checked for another package's: you may not read them") {
+		t.Errorf("import by a person without the rights it needs: exit %d, want 1 naming them\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if bps := (&omv1.BlueprintList{}); c2.Client.List(ctx(), bps, client.InNamespace(people)) != nil || len(bps.Items) > 0 {
+		t.Errorf("a refused import applied %d Blueprint(s) in %s", len(bps.Items), people)
 	}
 
 	// A version the cluster cannot run is refused before anything is applied.
