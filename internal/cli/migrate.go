@@ -15,7 +15,6 @@ import (
 
 	"github.com/blang/semver/v4"
 	"github.com/spf13/cobra"
-	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -24,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	"github.com/operator-manager/operator-manager/internal/access"
 	"github.com/operator-manager/operator-manager/internal/catalog"
 	"github.com/operator-manager/operator-manager/internal/crdsafety"
 	"github.com/operator-manager/operator-manager/internal/migration"
@@ -488,28 +488,23 @@ func importRights(ctx context.Context, c client.Client, order []*migration.Insta
 			continue
 		}
 		seen[in.Namespace] = true
-		checks := []authorizationv1.ResourceAttributes{
-			{Namespace: in.Namespace, Verb: "create", Group: omv1.GroupVersion.Group, Resource: "blueprints"},
-			{Namespace: in.Namespace, Verb: "patch", Group: omv1.GroupVersion.Group, Resource: "blueprints"},
+		group := omv1.GroupVersion.Group
+		checks := []access.Request{
+			{Namespace: in.Namespace, Verb: "create", Group: group, Resource: "blueprints"},
+			{Namespace: in.Namespace, Verb: "patch", Group: group, Resource: "blueprints"},
 			{Namespace: in.Namespace, Verb: "create", Resource: "secrets"},
-			{Namespace: in.Namespace, Verb: "create", Group: omv1.GroupVersion.Group, Resource: "subscriptions"},
+			{Namespace: in.Namespace, Verb: "create", Group: group, Resource: "subscriptions"},
 		}
 		if err := c.Get(ctx, client.ObjectKey{Name: in.Namespace}, &corev1.Namespace{}); apierrors.IsNotFound(err) {
-			checks = append(checks, authorizationv1.ResourceAttributes{Verb: "create", Resource: "namespaces", Name: in.Namespace})
+			checks = append(checks, access.Request{Verb: "create", Resource: "namespaces", Name: in.Namespace})
+		}
+		missing, err := access.SelfMissing(ctx, c, checks)
+		if err != nil {
+			return nil, err
 		}
 		var refused []string
-		for _, a := range checks {
-			review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &a}}
-			if err := c.Create(ctx, review); err != nil {
-				return nil, fmt.Errorf("asking the API server what you may do in namespace %s: %w", in.Namespace, err)
-			}
-			if !review.Status.Allowed {
-				what := a.Resource
-				if a.Group != "" {
-					what += "." + a.Group
-				}
-				refused = append(refused, a.Verb+" "+what)
-			}
+		for _, r := range missing {
+			refused = append(refused, r.Action())
 		}
 		if len(refused) > 0 {
 			problems = append(problems, fmt.Sprintf("namespace %s: you may not %s, which import needs (the namespace if missing, the Blueprint, the stored bundles as Secrets, the Subscription); nothing was applied",
