@@ -291,14 +291,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.
 		// when it asks for another version: a person who edits the Blueprint's
 		// clusterServiceVersionName to roll back is not overruled by a pause, a resume or
 		// a config edit.
-		case exists && bp.Annotations[omv1.AnnotationSubscriptionGeneration] != strconv.FormatInt(sub.Generation, 10) && keepsTarget(sub, bp, res):
+		case exists && !writtenForGeneration(sub, bp) && keepsTarget(sub, bp, res):
 			if err = r.recordSpec(ctx, sub, bp); refusal.Is(err) {
 				refused, result = err, ctrl.Result{RequeueAfter: refusal.RetryAfter}
 			} else if err != nil {
 				return result, err
 			}
 			r.sayHeld(sub, bp, res)
-		case !exists || bp.Annotations[omv1.AnnotationSubscriptionGeneration] != strconv.FormatInt(sub.Generation, 10):
+		case !exists || !writtenForGeneration(sub, bp):
 			// A version change must leave the installations that depend on this one what
 			// they were resolved against: refused otherwise, the running version kept.
 			broken, berr := r.brokenDependents(ctx, sub, bp, res.bundle)
@@ -456,7 +456,7 @@ func runsAsAsked(sub *omv1.Subscription, bp *omv1.Blueprint) string {
 	if current == "" || current != bp.Spec.ClusterServiceVersionName {
 		return ""
 	}
-	if bp.Annotations[omv1.AnnotationSubscriptionGeneration] != strconv.FormatInt(sub.Generation, 10) && !satisfies(sub, bp) {
+	if !writtenForGeneration(sub, bp) && !satisfies(sub, bp) {
 		return ""
 	}
 	return current
@@ -470,7 +470,7 @@ func runsAsAsked(sub *omv1.Subscription, bp *omv1.Blueprint) string {
 func pointedTarget(sub *omv1.Subscription, bp *omv1.Blueprint) string {
 	target := bp.Spec.ClusterServiceVersionName
 	if target == "" || bp.Spec.BundleDigest == "" || target == bp.Status.CurrentCSV ||
-		bp.Annotations[omv1.AnnotationSubscriptionGeneration] != strconv.FormatInt(sub.Generation, 10) {
+		!writtenForGeneration(sub, bp) {
 		return ""
 	}
 	return target
@@ -799,6 +799,13 @@ func (r *Reconciler) writeBlueprint(ctx context.Context, sub *omv1.Subscription,
 		return fmt.Errorf("updating Blueprint %s/%s: %w", bp.Namespace, bp.Name, err)
 	}
 	return nil
+}
+
+// writtenForGeneration says whether the Blueprint was last written for the Subscription's
+// present generation: nothing was asked since, so its target stands as it is, whoever
+// pointed it there.
+func writtenForGeneration(sub *omv1.Subscription, bp *omv1.Blueprint) bool {
+	return bp.Annotations[omv1.AnnotationSubscriptionGeneration] == strconv.FormatInt(sub.Generation, 10)
 }
 
 // writtenFor is what a Blueprint records of the Subscription spec it was last written
