@@ -204,6 +204,101 @@ func checkRotation(t *testing.T, ns string) {
 // checkWebhooks asserts that both webhook configurations and the CRD's conversion point at
 // the operator's Service with a CA that verifies the certificate its pods mount, and that
 // the webhooks are scoped to the target namespace. It returns the validating configuration.
+// TestConversionWebhookSideBySide runs guard-operator at two versions side by side, both
+// serving the conversion webhook of the one CRD they share. The newest converts, whichever
+// reconciled last: an older operator may not know the newest schema the CRD is kept at.
+// When the newest is uninstalled, the other takes the CRD's conversion over, rather than
+// leaving it to None while an operator still serves it; when the last goes, it is None.
+func TestConversionWebhookSideBySide(t *testing.T) {
+	older, newer := "conv-older", "conv-newer"
+	for _, ns := range []string{older, newer} {
+		newNamespace(t, ns)
+	}
+	applyYAML(t, older, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: guard}
+spec: {package: guard-operator, version: 1.0.0, catalog: samples, targetNamespaces: [`+older+`]}
+`)
+	waitReady(t, older, "guard", 3*time.Minute)
+	waitConversion(t, older)
+
+	applyYAML(t, newer, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: guard}
+spec: {package: guard-operator, version: 1.1.0, catalog: samples, targetNamespaces: [`+newer+`]}
+`)
+	waitReady(t, newer, "guard", 3*time.Minute)
+	waitConversion(t, newer)
+
+	// The older one reconciles again (its webhook Service deleted by hand, which it puts
+	// back) and leaves the CRD to the newest.
+	svc := &corev1.Service{}
+	key := client.ObjectKey{Namespace: older, Name: render.WebhookServiceName("guard-operator")}
+	if err := k8s.Get(ctx(), key, svc); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Delete(ctx(), svc); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "the deleted Service "+key.String()+" put back by its operator", func() bool {
+		again := &corev1.Service{}
+		return k8s.Get(ctx(), key, again) == nil && again.UID != svc.UID
+	}, func() string { return "" })
+	// Its reconcile goes on to the conversions after the Service is back: watched for
+	// a while, the CRD must keep converting through the newest.
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+		if got := conversionService(t); got != newer {
+			t.Fatalf("after %s's operator reconciled again, the CRD converts through %q, want %s (the newest)", older, got, newer)
+		}
+	}
+
+	if err := k8s.Delete(ctx(), getSub(t, newer, "guard")); err != nil {
+		t.Fatal(err)
+	}
+	waitConversion(t, older)
+
+	if err := k8s.Delete(ctx(), getSub(t, older, "guard")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "CRD "+guardCRD+" conversion back to None with no operator serving it", func() bool {
+		return conversionService(t) == "None"
+	}, func() string { return conversionService(t) })
+}
+
+// conversionService is the namespace of the Service the guard CRD converts through, or
+// its strategy when it names none.
+func conversionService(t *testing.T) string {
+	t.Helper()
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := k8s.Get(ctx(), client.ObjectKey{Name: guardCRD}, crd); err != nil {
+		t.Fatal(err)
+	}
+	conv := crd.Spec.Conversion
+	if conv == nil || conv.Webhook == nil || conv.Webhook.ClientConfig == nil || conv.Webhook.ClientConfig.Service == nil {
+		if conv == nil {
+			return ""
+		}
+		return string(conv.Strategy)
+	}
+	return conv.Webhook.ClientConfig.Service.Namespace
+}
+
+// waitConversion waits for the guard CRD to convert through ns's Service, with the CA of
+// ns's serving certificate.
+func waitConversion(t *testing.T, ns string) {
+	t.Helper()
+	secret := &corev1.Secret{}
+	eventually(t, time.Minute, "CRD "+guardCRD+" converting through "+ns+"'s Service with its CA", func() bool {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		return k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: render.WebhookSecretName("guard-operator")}, secret) == nil &&
+			k8s.Get(ctx(), client.ObjectKey{Name: guardCRD}, crd) == nil && conversionService(t) == ns &&
+			crd.Spec.Conversion.Strategy == apiextensionsv1.WebhookConverter &&
+			bytes.Equal(crd.Spec.Conversion.Webhook.ClientConfig.CABundle, secret.Data["ca.crt"])
+	}, func() string { return "it converts through " + conversionService(t) })
+}
+
 func checkWebhooks(t *testing.T, ns string) *admissionregistrationv1.ValidatingWebhookConfiguration {
 	t.Helper()
 	service := render.WebhookServiceName("guard-operator")

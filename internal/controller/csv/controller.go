@@ -125,6 +125,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// deleted by hand would take the operator's API away.
 		Watches(&apiregistrationv1.APIService{}, byOwner).
 		Watches(&omv1.Subscription{}, handler.EnqueueRequestsFromMapFunc(r.csvsOfSubscription)).
+		// Installations side by side that serve one CRD's conversion: when one comes or
+		// goes, the others look again at which of them holds it.
+		Watches(&omv1alpha1.ClusterServiceVersion{}, r.conversionPeersChanged()).
 		// An OperatorGroup's targets are those of its namespace's Subscriptions that name none.
 		Watches(&omv1.OperatorGroup{}, handler.EnqueueRequestsFromMapFunc(operatorgroup.InNamespace(r.Client,
 			func() client.ObjectList { return &omv1alpha1.ClusterServiceVersionList{} }, client.HasLabels{omv1.LabelSubscription}))).

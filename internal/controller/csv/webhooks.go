@@ -65,7 +65,8 @@ func (r *Reconciler) webhookCerts(ctx context.Context, s *scope) (map[string]ren
 
 // conversions sets spec.conversion on the CRDs whose conversion webhook the CSV's
 // operator serves, with the Service and the CA of its serving certificate, when the live
-// CRD says otherwise (after the CSV's objects are applied, so the Service exists).
+// CRD says otherwise (after the CSV's objects are applied, so the Service exists) and
+// this installation holds the CRD's conversion among those serving it (conversionHolder).
 func (r *Reconciler) conversions(ctx context.Context, s *scope) (bool, error) {
 	if len(s.conversions) == 0 {
 		return false, nil
@@ -85,7 +86,15 @@ func (r *Reconciler) conversions(ctx context.Context, s *scope) (bool, error) {
 		if conversionIs(crd.Spec.Conversion, c) {
 			continue
 		}
-		err := applyConversion(ctx, cl, c.CRD, map[string]any{
+		peers, err := r.conversionPeers(ctx, s.csv, c.CRD)
+		if err != nil {
+			return true, err
+		}
+		holder, _ := conversionHolder(peers, conversionService(crd.Spec.Conversion))
+		if holder.Namespace != s.csv.Namespace || holder.Name != s.csv.Name {
+			continue // another installation's operator converts it; see conversionholder.go
+		}
+		err = applyConversion(ctx, cl, c.CRD, map[string]any{
 			"strategy": "Webhook",
 			"webhook": map[string]any{
 				"conversionReviewVersions": toAny(c.ReviewVersions),
@@ -99,7 +108,11 @@ func (r *Reconciler) conversions(ctx context.Context, s *scope) (bool, error) {
 		if err != nil {
 			return r.refused(s, fmt.Errorf("setting the conversion webhook of CRD %s: %w", c.CRD, err))
 		}
-		r.event(s.csv, false, "ConversionWebhookSet", "CRD %s converts through Service %s/%s%s", c.CRD, c.Namespace, c.Name, c.Path)
+		shared := ""
+		if len(peers) > 1 {
+			shared = fmt.Sprintf(" (of the %d installations serving it, the newest version converts)", len(peers))
+		}
+		r.event(s.csv, false, "ConversionWebhookSet", "CRD %s converts through Service %s/%s%s%s", c.CRD, c.Namespace, c.Name, c.Path, shared)
 	}
 	return false, nil
 }
