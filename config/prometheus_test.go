@@ -209,6 +209,11 @@ func TestAlertScenarios(t *testing.T) {
 		{name: "429s for 20 minutes", end: 20 * time.Minute, series: []string{
 			`operator_manager_api_requests_total{verb="patch",resource="blueprints/status",code="429",namespace="operator-manager-system",pod="om-0"} 0+5x20`},
 			want: []string{"OperatorManagerThrottled om-0"}},
+		{name: "the bundle cache failing to write for 30 minutes", end: 30 * time.Minute, series: []string{
+			`operator_manager_bundle_cache_errors_total{operation="write",namespace="operator-manager-system",pod="om-0"} 0+2x30`},
+			want: []string{"OperatorManagerBundleCacheFailing om-0 write"}},
+		{name: "the bundle cache failing once, an hour ago", end: 90 * time.Minute, series: []string{
+			`operator_manager_bundle_cache_errors_total{operation="read",namespace="operator-manager-system",pod="om-0"} 0x30 1x60`}},
 		{name: "no replica leads for 10 minutes", end: 10 * time.Minute, series: []string{
 			`leader_election_master_status{name="operator-manager.operators.coreos.com.operator-manager.domain",pod="om-0"} 0x10`,
 			`leader_election_master_status{name="operator-manager.operators.coreos.com.operator-manager.domain",pod="om-1"} 0x10`},
@@ -244,6 +249,8 @@ func describeAlert(a promrules.Alert) string {
 		return a.Name + " " + l["namespace"] + "/" + l["catalogsource"]
 	case l["kind"] != "":
 		return a.Name + " " + l["kind"]
+	case l["operation"] != "":
+		return a.Name + " " + l["pod"] + " " + l["operation"]
 	case l["pod"] != "":
 		return a.Name + " " + l["pod"]
 	}

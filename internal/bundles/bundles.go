@@ -23,6 +23,18 @@ var ErrNotKept = errors.New("bundle is neither in the local cache nor stored in 
 type Source struct {
 	Cache *bundlecache.Cache
 	Store *revisionstore.Store
+	// CacheFailed, if set, is told of each failure of the local cache that the cluster's
+	// copy made up for (operation "read", "write" or "delete"). With a Store, the cache is
+	// an accelerator: a full or broken disk slows installs and rollbacks down (each reads
+	// the cluster's copy) but stops none of them, so it is said, not returned.
+	CacheFailed func(operation, digest string, err error)
+}
+
+// cacheFailed reports a cache failure the Store made up for.
+func (s *Source) cacheFailed(operation, digest string, err error) {
+	if s.CacheFailed != nil {
+		s.CacheFailed(operation, digest, err)
+	}
 }
 
 // Get returns the files of a bundle of a Blueprint by digest: from the local cache, else
@@ -35,11 +47,19 @@ func (s *Source) Get(ctx context.Context, namespace, blueprint, digest string) (
 	if err == nil {
 		return files, nil
 	}
-	if !errors.Is(err, bundlecache.ErrNotCached) {
+	if s.Store == nil {
+		if errors.Is(err, bundlecache.ErrNotCached) {
+			return nil, fmt.Errorf("%w: %s", ErrNotKept, digest)
+		}
 		return nil, err
 	}
-	if s.Store == nil {
-		return nil, fmt.Errorf("%w: %s", ErrNotKept, digest)
+	if !errors.Is(err, bundlecache.ErrNotCached) {
+		// Unreadable or corrupt (a torn disk, a bit flipped): the cluster's copy is read
+		// instead, and the entry removed so it is written again from that copy.
+		s.cacheFailed("read", digest, err)
+		if err := s.Cache.Delete(digest); err != nil {
+			s.cacheFailed("delete", digest, err)
+		}
 	}
 	files, err = s.Store.Load(ctx, namespace, blueprint, digest)
 	if errors.Is(err, revisionstore.ErrNotStored) {
@@ -49,28 +69,39 @@ func (s *Source) Get(ctx context.Context, namespace, blueprint, digest string) (
 		return nil, err
 	}
 	// The cache is an accelerator: failing to fill it costs speed, not correctness.
-	_ = s.Cache.Put(digest, files)
+	if err := s.Cache.Put(digest, files); err != nil {
+		s.cacheFailed("write", digest, err)
+	}
 	return files, nil
 }
 
-// Keep stores a bundle in the local cache and in the cluster beside the Blueprint.
+// Keep stores a bundle in the local cache and in the cluster beside the Blueprint. With
+// a Store, only the cluster's copy must be made: it is what outlives this process.
 func (s *Source) Keep(ctx context.Context, bp *omv1.Blueprint, digest string, files []catalog.File) error {
-	if err := s.Cache.Put(digest, files); err != nil {
+	cacheErr := s.Cache.Put(digest, files)
+	if s.Store == nil {
+		return cacheErr
+	}
+	if err := s.Store.Save(ctx, bp, digest, files); err != nil {
 		return err
 	}
-	if s.Store == nil {
-		return nil
+	if cacheErr != nil {
+		s.cacheFailed("write", digest, cacheErr)
 	}
-	return s.Store.Save(ctx, bp, digest, files)
+	return nil
 }
 
 // Forget removes a bundle a Blueprint no longer remembers, from the cache and the cluster.
 func (s *Source) Forget(ctx context.Context, bp *omv1.Blueprint, digest string) error {
-	if err := s.Cache.Delete(digest); err != nil {
+	cacheErr := s.Cache.Delete(digest)
+	if s.Store == nil {
+		return cacheErr
+	}
+	if err := s.Store.Delete(ctx, bp.Namespace, bp.Name, digest); err != nil {
 		return err
 	}
-	if s.Store == nil {
-		return nil
+	if cacheErr != nil {
+		s.cacheFailed("delete", digest, cacheErr)
 	}
-	return s.Store.Delete(ctx, bp.Namespace, bp.Name, digest)
+	return nil
 }

@@ -11,6 +11,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/operator-manager/operator-manager/internal/metrics"
 	runtimemanager "sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/operator-manager/operator-manager/internal/access"
@@ -41,6 +43,11 @@ func setup(mgr ctrl.Manager, o manager.Options) error {
 		Cache: &bundlecache.Cache{Dir: o.CacheDir},
 		// Secrets are read directly: a cached read would watch every Secret of the cluster.
 		Store: &revisionstore.Store{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()},
+	}
+	cacheLog := ctrl.Log.WithName("bundle-cache")
+	source.CacheFailed = func(operation, digest string, err error) {
+		metrics.BundleCacheErrors.WithLabelValues(operation).Inc()
+		cacheLog.Error(err, "The local bundle cache failed; the copy stored in the cluster is used instead", "operation", operation, "digest", digest, "dir", o.CacheDir)
 	}
 	ids := &identity.Clients{Own: mgr.GetClient(), OwnReader: mgr.GetAPIReader(), Config: mgr.GetConfig(),
 		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()}

@@ -64,6 +64,15 @@ var (
 		Help: "Objects of an installation restored after being changed or deleted by hand, by package and kind.",
 	}, []string{"package", "kind"})
 
+	// BundleCacheErrors counts failures of the manager's local bundle cache (--cache-dir)
+	// that the copy stored in the cluster made up for: nothing stops, but every install
+	// and rollback reads the cluster's copy, and a disk that is full or failing is for a
+	// person to mend.
+	BundleCacheErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "operator_manager_bundle_cache_errors_total",
+		Help: "Failures to read, write or delete the local bundle cache (--cache-dir), by operation; the copy stored in the cluster was used instead.",
+	}, []string{"operation"})
+
 	// SubscriptionReady is 1 while a Subscription is Ready (its operator installed at the
 	// version it resolves to, and healthy), 0 while it is not. state sorts the reasons it
 	// is not into what an alert acts on (SubscriptionState); reason is the Ready
@@ -98,7 +107,7 @@ var (
 // registry (the shipped alerting rules are checked against their names).
 func Collectors() []prometheus.Collector {
 	return []prometheus.Collector{APIRequests, Installs, InstallFailures, Installed, Upgrades, Rollbacks, Blocked,
-		CatalogBundles, CatalogReady, Healthy, HealthChanges, DriftRepairs, SubscriptionReady}
+		CatalogBundles, CatalogReady, Healthy, HealthChanges, DriftRepairs, SubscriptionReady, BundleCacheErrors}
 }
 
 func init() {
