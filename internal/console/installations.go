@@ -23,6 +23,7 @@ import (
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
 	"github.com/operator-manager/operator-manager/internal/controller/blueprint"
+	"github.com/operator-manager/operator-manager/internal/controller/subscription"
 	"github.com/operator-manager/operator-manager/internal/installevents"
 	"github.com/operator-manager/operator-manager/internal/render"
 	"github.com/operator-manager/operator-manager/internal/revisionstore"
@@ -111,16 +112,20 @@ func (s *Server) eachNamespace(ctx context.Context, r *http.Request, id *identit
 
 // row is one installation: a Subscription joined with its Blueprint.
 type row struct {
-	Namespace       string `json:"namespace"`
-	Name            string `json:"name"`
-	Package         string `json:"package"`
-	Catalog         string `json:"catalog"`
-	CSV             string `json:"csv"`
-	Version         string `json:"version"`
-	Phase           string `json:"phase"`
-	Ready           string `json:"ready"`
-	Reason          string `json:"reason"`
-	Message         string `json:"message"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Package   string `json:"package"`
+	Catalog   string `json:"catalog"`
+	CSV       string `json:"csv"`
+	Version   string `json:"version"`
+	Phase     string `json:"phase"`
+	Ready     string `json:"ready"`
+	Reason    string `json:"reason"`
+	Message   string `json:"message"`
+	// State sorts the Ready condition as the metrics and alerts do (ready, progressing,
+	// waiting, scheduled, paused, failed, unhealthy, unresolved, uninstalled): Ready
+	// False is a fault only in some of them.
+	State           string `json:"state"`
 	PendingApproval string `json:"pendingApproval"`
 	Revision        int64  `json:"revision"`
 	Paused          bool   `json:"paused"`
@@ -160,6 +165,7 @@ func rowOf(sub *omv1.Subscription, bp *omv1.Blueprint) row {
 	if c := meta.FindStatusCondition(conds, omv1.ConditionReady); c != nil {
 		rw.Ready, rw.Reason, rw.Message = string(c.Status), c.Reason, c.Message
 	}
+	rw.State = subscription.State(&sub.Status)
 	if c := meta.FindStatusCondition(sub.Status.Conditions, omv1.ConditionDeprecated); c != nil && c.Status == metav1.ConditionTrue {
 		rw.Deprecation = c.Message
 	}

@@ -35,3 +35,27 @@ func TestRowDeprecation(t *testing.T) {
 		})
 	}
 }
+
+// TestRowState: the installed list colours Ready by the state the metrics and alerts
+// give it, so an uninstall done as asked or a change under way does not read as a fault.
+func TestRowState(t *testing.T) {
+	ready := func(st metav1.ConditionStatus, reason string) []metav1.Condition {
+		return []metav1.Condition{{Type: omv1.ConditionReady, Status: st, Reason: reason}}
+	}
+	for _, tc := range []struct {
+		opstatus string
+		conds    []metav1.Condition
+		want     string
+	}{
+		{"succeeded", ready(metav1.ConditionTrue, "Succeeded"), "ready"},
+		{"deleted", ready(metav1.ConditionFalse, "Uninstalled"), "uninstalled"},
+		{"installing", ready(metav1.ConditionFalse, "Install"), "progressing"},
+		{"rolledback", ready(metav1.ConditionFalse, "RolledBack"), "failed"},
+	} {
+		sub := &omv1.Subscription{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cache"}}
+		sub.Status.Opstatus, sub.Status.Conditions = tc.opstatus, tc.conds
+		if got := rowOf(sub, nil).State; got != tc.want {
+			t.Errorf("opstatus %s, Ready %s: state %q, want %q", tc.opstatus, tc.conds[0].Reason, got, tc.want)
+		}
+	}
+}

@@ -173,7 +173,8 @@ func TestConsole(t *testing.T) {
 		const rows = Array.from(document.querySelectorAll('#timeline-rows tr[data-revision]'));
 		const tries = rows.filter((r) => r.querySelector('.c-csv').textContent.includes('1.3.0') && r.querySelector('.c-trigger').textContent !== 'Rollback');
 		const backs = rows.filter((r) => r.querySelector('.c-trigger').textContent === 'Rollback' && r.dataset.outcome === 'Succeeded');
-		return tries.length === 2 && backs.length === 2 && document.querySelector('#inst-phase').textContent.trim() === 'RolledBack';
+		return tries.length === 2 && backs.length === 2 && document.querySelector('#inst-phase').textContent.trim() === 'RolledBack' &&
+			document.querySelector('#inst-ready').dataset.tone === 'bad';
 	})()`))
 
 	// Roll back by hand to revision 1.
@@ -194,7 +195,8 @@ func TestConsole(t *testing.T) {
 		const top = document.querySelector('#timeline-rows tr[data-revision]');
 		return !!top && Number(top.dataset.revision) >= 4 && top.dataset.outcome === 'Succeeded' &&
 			top.querySelector('.c-csv').textContent.includes('1.2.0') &&
-			document.querySelector('#inst-phase').textContent.trim() === 'Succeeded';
+			document.querySelector('#inst-phase').textContent.trim() === 'Succeeded' &&
+			document.querySelector('#inst-ready').dataset.tone !== 'bad'; // held by a person's rollback: no fault
 	})()`))
 	b.shot("5-installation")
 	if bp := getBlueprint(t, ns, "cache"); bp.Status.CurrentCSV != "cache-operator.v1.2.0" {

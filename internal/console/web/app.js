@@ -693,6 +693,7 @@
       c.phase.dataset.phase = r.phase || '';
       setText(c.ready, (r.ready || 'Unknown') + (r.reason ? ' · ' + r.reason : ''));
       c.ready.dataset.ready = r.ready || 'Unknown';
+      c.ready.dataset.tone = stateTone(r.state);
       c.ready.title = r.message || '';
       setText(c.pending, r.pendingApproval || (r.paused ? 'paused' : ''));
       tr.hidden = !matches(r);
@@ -858,6 +859,7 @@
       $('#inst-phase').dataset.phase = r.phase || '';
       setText($('#inst-ready'), (r.ready || 'Unknown') + (r.reason ? ' · ' + r.reason : '') + (r.message ? ': ' + r.message : ''));
       $('#inst-ready').dataset.ready = r.ready || 'Unknown';
+      $('#inst-ready').dataset.tone = stateTone(r.state);
       setText($('#inst-pending'), r.pendingApproval || '–');
       setText($('#inst-paused'), r.paused ? 'yes: no version changes' : 'no');
       $('#action-approve').hidden = !r.pendingApproval;
@@ -1096,6 +1098,18 @@
   // rollback, the operator's consent to upgrade, its dependents' needs), not on a fault.
   const CHOSEN = new Set(['Paused', 'WaitingForApproval', 'RequiresApproval', 'OutsideUpgradeWindow', 'OperatorNotUpgradeable', 'HeldAfterManualRollback',
     'HeldForDependents']);
+
+  // stateTone is how an installation's Ready reads by its state (the row's, as the
+  // metrics and alerts sort it): a fault is bad, a change under way or waiting for a
+  // person or a window is wait, an uninstall done as asked is quiet.
+  function stateTone(state) {
+    switch (state) {
+      case 'ready': return 'ok';
+      case 'failed': case 'unhealthy': case 'unresolved': return 'bad';
+      case 'uninstalled': return 'quiet';
+      default: return 'wait';
+    }
+  }
 
   // conditionTone is the badge a condition gets: ok, bad or wait.
   function conditionTone(c) {

@@ -23,6 +23,14 @@ const (
 	StateUninstalled = "uninstalled" // option: delete took the operator away, as asked
 )
 
+// State is the state a Subscription's status is in, as the operator_manager_subscription_ready
+// series and the shipped alerts name it: what a person looks at (the console colours an
+// installation by it: a fault, something under way or waiting, or done as asked).
+func State(st *omv1.SubscriptionStatus) string {
+	_, state, _ := readiness(st)
+	return state
+}
+
 // readiness sorts a Subscription's status into the state label; its Ready condition
 // (set by deriveReady) gives the value and the reason. Where Ready names the condition
 // that holds it (RolledBack, Blocked, UpgradePending), the reason is that condition's
