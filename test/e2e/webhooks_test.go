@@ -205,8 +205,9 @@ func checkRotation(t *testing.T, ns string) {
 // the operator's Service with a CA that verifies the certificate its pods mount, and that
 // the webhooks are scoped to the target namespace. It returns the validating configuration.
 // TestConversionWebhookSideBySide runs guard-operator at two versions side by side, both
-// serving the conversion webhook of the one CRD they share. The newest converts, whichever
-// reconciled last: an older operator may not know the newest schema the CRD is kept at.
+// serving the conversion webhook of the one CRD they share. The newest converts once it
+// has passed its health gate, whichever reconciled last: an older operator may not know
+// the newest schema the CRD is kept at.
 // When the newest is uninstalled, the other takes the CRD's conversion over, rather than
 // leaving it to None while an operator still serves it; when the last goes, it is None.
 func TestConversionWebhookSideBySide(t *testing.T) {

@@ -32,22 +32,34 @@ type conversionPeer struct {
 	// Namespace and Name of the CSV; Service is its webhook Service's name, in Namespace.
 	Namespace, Name, Service string
 	Version                  semver.Version
+	// Proven: the CSV passed its health gate (phase Succeeded), so its webhook answers.
+	Proven bool
 }
 
-// conversionHolder decides which peer's webhook converts the CRD: the newest version
-// (the CRD is kept at the newest schema any installation applied, and only the newest
-// operator is sure to convert every version of it); among equals, the one the CRD names
-// already (no churn); then the first by namespace and name. current is the CRD's
-// conversion Service as namespace/name ("" when it names none). ok is false with no peers.
+// conversionHolder decides which peer's webhook converts the CRD. First the trusted: a
+// proven one, or the one the CRD names already (its installation's own upgrade keeps the
+// Service, and the Deployment keeps its old pods serving until the new ones are ready), so
+// a new installation whose operator never becomes ready cannot take every other
+// installation's conversions down with it. Then the newest version (the CRD is kept at
+// the newest schema any installation applied, and only the newest operator is sure to
+// convert every version of it); among equals, the one named already (no churn); then the
+// first by namespace and name. current is the CRD's conversion Service as
+// namespace/name ("" when it names none). ok is false with no peers.
 func conversionHolder(peers []conversionPeer, current string) (holder conversionPeer, ok bool) {
 	if len(peers) == 0 {
 		return conversionPeer{}, false
 	}
 	return slices.MinFunc(peers, func(a, b conversionPeer) int {
+		aNamed, bNamed := a.Namespace+"/"+a.Service == current, b.Namespace+"/"+b.Service == current
+		if aTrusted, bTrusted := a.Proven || aNamed, b.Proven || bNamed; aTrusted != bTrusted {
+			if aTrusted {
+				return -1
+			}
+			return 1
+		}
 		if c := b.Version.Compare(a.Version); c != 0 {
 			return c
 		}
-		aNamed, bNamed := a.Namespace+"/"+a.Service == current, b.Namespace+"/"+b.Service == current
 		switch {
 		case aNamed && !bNamed:
 			return -1
@@ -104,7 +116,8 @@ func (r *Reconciler) conversionPeers(ctx context.Context, self *omv1alpha1.Clust
 	var peers []conversionPeer
 	add := func(csv *omv1alpha1.ClusterServiceVersion) {
 		if service, ok := convertsFor(csv, crd); ok {
-			peers = append(peers, conversionPeer{Namespace: csv.Namespace, Name: csv.Name, Service: service, Version: csv.Spec.Version.Version})
+			peers = append(peers, conversionPeer{Namespace: csv.Namespace, Name: csv.Name, Service: service, Version: csv.Spec.Version.Version,
+				Proven: csv.Status.Phase == omv1alpha1.CSVSucceeded})
 		}
 	}
 	add(self)
@@ -119,7 +132,9 @@ func (r *Reconciler) conversionPeers(ctx context.Context, self *omv1alpha1.Clust
 
 // conversionPeersChanged enqueues the other CSVs that serve a conversion webhook for one
 // of the same CRDs when a CSV that serves one comes, goes, fails or is being replaced: the
-// holder of each shared CRD may change, and the new holder must take it.
+// holder of each shared CRD may change, and the new holder must take it. (A CSV that
+// passes its gate needs no one else: its own status write brings it back, and it takes
+// what it now holds.)
 func (r *Reconciler) conversionPeersChanged() handler.TypedEventHandler[client.Object, reconcile.Request] {
 	enqueue := func(ctx context.Context, obj client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 		for _, req := range r.peersOf(ctx, obj) {

@@ -8,7 +8,12 @@ import (
 
 func TestConversionHolder(t *testing.T) {
 	peer := func(ns, version string) conversionPeer {
-		return conversionPeer{Namespace: ns, Name: "guard-operator.v" + version, Service: "guard-operator-service", Version: semver.MustParse(version)}
+		return conversionPeer{Namespace: ns, Name: "guard-operator.v" + version, Service: "guard-operator-service", Version: semver.MustParse(version), Proven: true}
+	}
+	unproven := func(ns, version string) conversionPeer {
+		p := peer(ns, version)
+		p.Proven = false
+		return p
 	}
 	for _, tc := range []struct {
 		name    string
@@ -26,6 +31,14 @@ func TestConversionHolder(t *testing.T) {
 			peers: []conversionPeer{peer("a", "1.1.0"), peer("b", "1.1.0")}, current: "b/guard-operator-service", want: "b"},
 		{name: "among equal versions named by none, the first namespace",
 			peers: []conversionPeer{peer("c", "1.1.0"), peer("b", "1.1.0")}, current: "gone/guard-operator-service", want: "b"},
+		{name: "a newer installation not yet past its health gate waits for it",
+			peers: []conversionPeer{peer("a", "1.0.0"), unproven("b", "1.1.0")}, current: "a/guard-operator-service", want: "a"},
+		{name: "the holder's own upgrade keeps it through the gate (the same Service)",
+			peers: []conversionPeer{peer("a", "1.0.0"), unproven("b", "1.2.0")}, current: "b/guard-operator-service", want: "b"},
+		{name: "the holder's upgrade to an older version gives it to the newest proven",
+			peers: []conversionPeer{peer("a", "1.1.0"), unproven("b", "1.0.0")}, current: "b/guard-operator-service", want: "a"},
+		{name: "none proven (all installing at once): the newest",
+			peers: []conversionPeer{unproven("a", "1.0.0"), unproven("b", "1.1.0")}, want: "b"},
 		{name: "a Service of the same name in another namespace is not the one named",
 			peers: []conversionPeer{peer("a", "1.1.0"), {Namespace: "b", Name: "x", Service: "other-service", Version: semver.MustParse("1.1.0")}}, current: "b/guard-operator-service", want: "a"},
 	} {
