@@ -734,6 +734,9 @@ type crdProviders struct {
 	Name string `json:"name"`
 	// ProvidedBy are "<namespace>/<subscription> <csv>", one per installation.
 	ProvidedBy []string `json:"providedBy"`
+	// ConvertsThrough is the Service ("<namespace>/<name>") of the conversion webhook the
+	// CRD calls, when it has one: of installations side by side, the one that holds it.
+	ConvertsThrough string `json:"convertsThrough,omitempty"`
 	// Error says why the CRD could not be read.
 	Error string `json:"error,omitempty"`
 }
@@ -756,6 +759,10 @@ func sharedCRDs(ctx context.Context, c client.Client, csv *omv1alpha1.ClusterSer
 			}
 		}
 		sort.Strings(row.ProvidedBy)
+		if conv := crd.Spec.Conversion; conv != nil && conv.Strategy == apiextensionsv1.WebhookConverter &&
+			conv.Webhook != nil && conv.Webhook.ClientConfig != nil && conv.Webhook.ClientConfig.Service != nil {
+			row.ConvertsThrough = conv.Webhook.ClientConfig.Service.Namespace + "/" + conv.Webhook.ClientConfig.Service.Name
+		}
 		out = append(out, row)
 	}
 	return out
@@ -941,11 +948,24 @@ func printStatus(w io.Writer, doc statusDoc) {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, c.Message)
 	}
 	if len(doc.CRDs) > 0 {
-		fmt.Fprintln(w, "\nCRD\tPROVIDED BY")
+		converts := slices.ContainsFunc(doc.CRDs, func(c crdProviders) bool { return c.ConvertsThrough != "" })
+		if converts {
+			fmt.Fprintln(w, "\nCRD\tCONVERTS THROUGH\tPROVIDED BY")
+		} else {
+			fmt.Fprintln(w, "\nCRD\tPROVIDED BY")
+		}
 		for _, c := range doc.CRDs {
 			by := strings.Join(c.ProvidedBy, ", ")
 			if c.Error != "" {
 				by = "? (" + c.Error + ")"
+			}
+			if converts {
+				through := c.ConvertsThrough
+				if through == "" {
+					through = "-"
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\n", c.Name, through, by)
+				continue
 			}
 			fmt.Fprintf(w, "%s\t%s\n", c.Name, by)
 		}

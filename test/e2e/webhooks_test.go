@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -253,6 +254,15 @@ spec: {package: guard-operator, version: 1.1.0, catalog: samples, targetNamespac
 		if got := conversionService(t); got != newer {
 			t.Fatalf("after %s's operator reconciled again, the CRD converts through %q, want %s (the newest)", older, got, newer)
 		}
+	}
+
+	// status says which installation converts, on the older's page too.
+	out, err := cli("status", "guard", "-n", older)
+	if err != nil {
+		t.Fatalf("status: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "CONVERTS THROUGH") || !strings.Contains(out, newer+"/"+render.WebhookServiceName("guard-operator")) {
+		t.Errorf("status of %s does not say the CRD converts through %s's Service:\n%s", older, newer, out)
 	}
 
 	if err := k8s.Delete(ctx(), getSub(t, newer, "guard")); err != nil {
