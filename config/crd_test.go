@@ -183,6 +183,18 @@ kind: Subscription
 metadata: {name: twice}
 spec: {startingCSV: etcd.0.9.4, version: 0.9.2}
 `, []string{"spec.startingCSV already names a version"}},
+		{"a target namespace that cannot be a namespace's name", `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: bad-target}
+spec: {package: etcd, targetNamespaces: [team-a, Team_B]}
+`, []string{"spec.targetNamespaces[1]", `"Team_B"`}},
+		{"an OperatorGroup target namespace that cannot be a namespace's name", `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: OperatorGroup
+metadata: {name: bad-target}
+spec: {targetNamespaces: [team.a]}
+`, []string{"spec.targetNamespaces[0]", `"team.a"`}},
 		{"an upgrade window that never stays open", `
 apiVersion: operators.coreos.com.operator-manager.domain/v1
 kind: Subscription

@@ -14,6 +14,7 @@ type OperatorGroupSpec struct {
 	// AllNamespaces, this namespace for OwnNamespace).
 	// +kubebuilder:validation:MaxItems=64
 	// +kubebuilder:validation:items:MaxLength=63
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	// +listType=set
 	// +optional
 	TargetNamespaces []string `json:"targetNamespaces,omitempty"`

@@ -151,6 +151,8 @@ type SubscriptionSpec struct {
 	// TargetNamespaces are the namespaces the operator watches; empty means as its install
 	// modes allow (this namespace for OwnNamespace, all namespaces for AllNamespaces).
 	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=63
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	// +listType=set
 	// +optional
 	TargetNamespaces []string `json:"targetNamespaces,omitempty"`
