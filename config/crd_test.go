@@ -189,6 +189,18 @@ kind: Subscription
 metadata: {name: bad-target}
 spec: {package: etcd, targetNamespaces: [team-a, Team_B]}
 `, []string{"spec.targetNamespaces[1]", `"Team_B"`}},
+		{"a catalog that cannot be a CatalogSource's name", `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: bad-catalog}
+spec: {package: etcd, catalog: team-a/samples}
+`, []string{"spec.catalog", `"team-a/samples"`}},
+		{"OLM's source namespace that cannot be a namespace's name", `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: bad-source-namespace}
+spec: {name: etcd, source: operatorhubio-catalog, sourceNamespace: OLM}
+`, []string{"spec.sourceNamespace", `"OLM"`}},
 		{"an OperatorGroup target namespace that cannot be a namespace's name", `
 apiVersion: operators.coreos.com.operator-manager.domain/v1
 kind: OperatorGroup

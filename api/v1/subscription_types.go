@@ -86,6 +86,7 @@ type SubscriptionSpec struct {
 	// Catalog is the name of a CatalogSource in this namespace; empty means the manager's
 	// default catalog.
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	// +optional
 	Catalog string `json:"catalog,omitempty"`
 
@@ -105,6 +106,7 @@ type SubscriptionSpec struct {
 
 	// Source is OLM's field for the CatalogSource's name: the same as spec.catalog.
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	// +optional
 	Source string `json:"source,omitempty"`
 
@@ -113,6 +115,7 @@ type SubscriptionSpec struct {
 	// default the namespace of its default catalog), where catalogs shared by every
 	// namespace live. Empty means this Subscription's namespace.
 	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	// +optional
 	SourceNamespace string `json:"sourceNamespace,omitempty"`
 
@@ -174,6 +177,7 @@ type SubscriptionSpec struct {
 	// as Flux's serviceAccountName and OLM's OperatorGroup service account do. Empty means
 	// the manager's --default-service-account, or the manager itself when that is unset.
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	// +optional
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 }
