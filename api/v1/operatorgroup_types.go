@@ -32,6 +32,7 @@ type OperatorGroupSpec struct {
 	// ServiceAccountName is a ServiceAccount of this namespace that installs the
 	// operators of its Subscriptions (see Subscription spec.serviceAccountName).
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	// +optional
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 
