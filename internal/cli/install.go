@@ -27,6 +27,7 @@ import (
 	"github.com/operator-manager/operator-manager/internal/installevents"
 	"github.com/operator-manager/operator-manager/internal/operatorgroup"
 	"github.com/operator-manager/operator-manager/internal/render"
+	"github.com/operator-manager/operator-manager/internal/resolve"
 	"github.com/operator-manager/operator-manager/internal/upgradewindow"
 )
 
@@ -61,6 +62,11 @@ no flags at all install it again after an uninstall (option: delete).`,
 			case "", omv1.ApprovalAutomatic, omv1.ApprovalManual:
 			default:
 				return usageError("--approval %q: give %s or %s", spec.Approval, omv1.ApprovalAutomatic, omv1.ApprovalManual)
+			}
+			if spec.Version != "" {
+				if err := resolve.CheckVersion(spec.Version); err != nil {
+					return usageError("--version %q: %v", spec.Version, err)
+				}
 			}
 			windows, err := parseWindows(windowFlags)
 			if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -163,9 +164,29 @@ func (g *globals) blueprint(ctx context.Context, name string) (client.Client, *o
 	}
 	bp := &omv1.Blueprint{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, bp); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil, noBlueprint(ctx, c, ns, name)
+		}
 		return nil, nil, err
 	}
 	return c, bp, nil
+}
+
+// noBlueprint says why an installation has no Blueprint, in a person's words: there is
+// no Subscription of that name, or it has installed nothing yet (and why, from its Ready
+// condition).
+func noBlueprint(ctx context.Context, c client.Client, ns, name string) error {
+	sub := &omv1.Subscription{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, sub); apierrors.IsNotFound(err) {
+		return fmt.Errorf("no installation %s in namespace %s: there is no Subscription of that name (see `operator-manager list -n %s`)", name, ns, ns)
+	} else if err != nil {
+		return fmt.Errorf("%s/%s has no Blueprint, and its Subscription cannot be read: %w", ns, name, err)
+	}
+	why := ""
+	if c := meta.FindStatusCondition(sub.Status.Conditions, omv1.ConditionReady); c != nil && c.Message != "" {
+		why = fmt.Sprintf(" (%s: %s)", c.Reason, c.Message)
+	}
+	return fmt.Errorf("%s/%s has installed nothing yet%s; see `operator-manager status %s -n %s`", ns, name, why, name, ns)
 }
 
 // waitBlueprint waits until the Blueprint runs csv, printing each new phase.

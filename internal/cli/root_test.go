@@ -59,6 +59,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"history"}, ExitUsage, "accepts 1 arg(s)"},
 		{[]string{"install", "x", "--csv", "x.1.0.0", "--package", "x"}, ExitUsage, "give at most one of --csv and --package"},
 		{[]string{"install", "x", "--approval", "sometimes"}, ExitUsage, `--approval "sometimes": give Automatic or Manual`},
+		// Refused before any cluster is asked, in the manager's own words.
+		{[]string{"install", "x", "--package", "x", "--version", "latest"}, ExitUsage, `--version "latest": neither a version nor a semver range`},
 		{[]string{"catalog", "show", "--url", "http://x", "a", "b"}, ExitUsage, "with --url"},
 		{[]string{"cache", "prune", "--offline", "--cache-dir", "/nonexistent"}, ExitUsage, "--all"},
 		{[]string{"catalog", "list", "/nonexistent"}, ExitError, "/nonexistent"},

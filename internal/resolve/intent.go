@@ -144,6 +144,18 @@ func startingCSV(cat *catalog.Catalog, catName, s string) (*catalog.Bundle, erro
 }
 
 // parseVersion parses a version with an optional leading "v".
+// CheckVersion says whether spec.version can be read: an exact version or a semver range,
+// as resolution reads it (so a command line refuses what the manager would).
+func CheckVersion(s string) error {
+	if _, err := parseVersion(s); err == nil {
+		return nil
+	}
+	if _, err := catalog.ParseVersionRange(s); err != nil {
+		return fmt.Errorf("neither a version nor a semver range: %w", err)
+	}
+	return nil
+}
+
 func parseVersion(s string) (semver.Version, error) {
 	return semver.Parse(strings.TrimPrefix(s, "v"))
 }

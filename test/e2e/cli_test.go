@@ -50,6 +50,16 @@ func TestCLI(t *testing.T) {
 	if c := condition(getSub(t, ns, "cache-operator").Status.Conditions, "Resolved"); c.Reason != "PackageAlreadySubscribed" || !strings.Contains(c.Message, "Subscription cache") {
 		t.Errorf("second Subscription of a package: Resolved = %+v", c)
 	}
+	// The verbs of an installation say, of one with nothing installed, why; of a name
+	// with no Subscription, that there is none (not "blueprints ... not found").
+	out, err = cli("history", "cache-operator", "-n", ns)
+	if exitCode(err) != 1 || !strings.Contains(out, "cli/cache-operator has installed nothing yet (PackageAlreadySubscribed: ") {
+		t.Errorf("history of a refused Subscription: exit %d\n%s", exitCode(err), out)
+	}
+	out, err = cli("rollback", "nope", "-n", ns)
+	if exitCode(err) != 1 || !strings.Contains(out, "no installation nope in namespace cli: there is no Subscription of that name") {
+		t.Errorf("rollback of no installation: exit %d\n%s", exitCode(err), out)
+	}
 
 	newNamespace(t, "cli-broken")
 	out, err = cli("install", "broken", "--csv", "cache-operator.1.3.0", "--catalog", "samples", "--health-timeout", "10s", "-n", "cli-broken", "--target-namespaces", "cli-broken", "--wait")
