@@ -9,6 +9,7 @@ import (
 
 	"github.com/pmezard/go-difflib/difflib"
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -76,13 +77,15 @@ machine has that directory (as with "make run"), else give it as DIR.`,
 				return err
 			}
 			name := args[0]
-			sub := &omv1.Subscription{}
-			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, sub); err != nil {
+			sub, err := getSubscription(ctx, c, client.ObjectKey{Namespace: ns, Name: name})
+			if err != nil {
 				return err
 			}
 			bp := &omv1.Blueprint{}
-			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, bp); err != nil {
-				return fmt.Errorf("installation %s/%s has no Blueprint yet (nothing runs to compare with): %w", ns, name, err)
+			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, bp); apierrors.IsNotFound(err) {
+				return fmt.Errorf("nothing runs to compare with: %w", noBlueprint(ctx, c, ns, name))
+			} else if err != nil {
+				return err
 			}
 			if len(args) == 1 && !src.hasSource() {
 				// No catalog given: the one the installation came from, as the cluster

@@ -240,9 +240,9 @@ func newUninstallCmd(g *globals) *cobra.Command {
 				return err
 			}
 			ctx, w := cmd.Context(), out.human(cmd)
-			sub := &omv1.Subscription{}
 			key := client.ObjectKey{Namespace: ns, Name: args[0]}
-			if err := c.Get(ctx, key, sub); err != nil {
+			sub, err := getSubscription(ctx, c, key)
+			if err != nil {
 				return err
 			}
 			if deleteSub {
@@ -890,10 +890,11 @@ func newStatusCmd(g *globals) *cobra.Command {
 				return err
 			}
 			key := client.ObjectKey{Namespace: ns, Name: args[0]}
-			doc := statusDoc{Subscription: &omv1.Subscription{}}
-			if err := c.Get(cmd.Context(), key, doc.Subscription); err != nil {
+			sub, err := getSubscription(cmd.Context(), c, key)
+			if err != nil {
 				return err
 			}
+			doc := statusDoc{Subscription: sub}
 			bp := &omv1.Blueprint{}
 			if err := c.Get(cmd.Context(), key, bp); err == nil {
 				doc.Blueprint = bp

@@ -79,6 +79,15 @@ from the archive alone. Subscriptions that run nothing yet are skipped, named on
 			for _, s := range skipped {
 				fmt.Fprintln(cmd.ErrOrStderr(), "skipped", s)
 			}
+			if len(a.Installations) == 0 {
+				// An archive of nothing is written by a mistyped namespace as often as on
+				// purpose: say so rather than leave an empty file to import.
+				where := "namespace " + ns
+				if ns == "" {
+					where = "the cluster"
+				}
+				return fmt.Errorf("nothing to export: %s has no installation to export (see `operator-manager list`); no archive written", where)
+			}
 			if skipped == nil {
 				skipped = []string{}
 			}

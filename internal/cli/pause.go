@@ -6,8 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	omv1 "github.com/operator-manager/operator-manager/api/v1"
 )
 
 // pausedMeans is what a pause holds, in the words pause, status and the help use.
@@ -67,8 +65,8 @@ func setPaused(cmd *cobra.Command, g *globals, out *output, name string, paused,
 		return err
 	}
 	key := client.ObjectKey{Namespace: ns, Name: name}
-	sub := &omv1.Subscription{}
-	if err := c.Get(ctx, key, sub); err != nil {
+	sub, err := getSubscription(ctx, c, key)
+	if err != nil {
 		return err
 	}
 	w := out.human(cmd)

@@ -172,13 +172,29 @@ func (g *globals) blueprint(ctx context.Context, name string) (client.Client, *o
 	return c, bp, nil
 }
 
+// getSubscription reads the Subscription of an installation, saying so in a person's
+// words when there is none.
+func getSubscription(ctx context.Context, c client.Client, key client.ObjectKey) (*omv1.Subscription, error) {
+	sub := &omv1.Subscription{}
+	if err := c.Get(ctx, key, sub); apierrors.IsNotFound(err) {
+		return nil, noSubscription(key)
+	} else if err != nil {
+		return nil, err
+	}
+	return sub, nil
+}
+
+func noSubscription(key client.ObjectKey) error {
+	return fmt.Errorf("no installation %s in namespace %s: there is no Subscription of that name (see `operator-manager list -n %s`)", key.Name, key.Namespace, key.Namespace)
+}
+
 // noBlueprint says why an installation has no Blueprint, in a person's words: there is
 // no Subscription of that name, or it has installed nothing yet (and why, from its Ready
 // condition).
 func noBlueprint(ctx context.Context, c client.Client, ns, name string) error {
 	sub := &omv1.Subscription{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, sub); apierrors.IsNotFound(err) {
-		return fmt.Errorf("no installation %s in namespace %s: there is no Subscription of that name (see `operator-manager list -n %s`)", name, ns, ns)
+		return noSubscription(client.ObjectKey{Namespace: ns, Name: name})
 	} else if err != nil {
 		return fmt.Errorf("%s/%s has no Blueprint, and its Subscription cannot be read: %w", ns, name, err)
 	}

@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -56,9 +58,17 @@ func TestCLI(t *testing.T) {
 	if exitCode(err) != 1 || !strings.Contains(out, "cli/cache-operator has installed nothing yet (PackageAlreadySubscribed: ") {
 		t.Errorf("history of a refused Subscription: exit %d\n%s", exitCode(err), out)
 	}
-	out, err = cli("rollback", "nope", "-n", ns)
-	if exitCode(err) != 1 || !strings.Contains(out, "no installation nope in namespace cli: there is no Subscription of that name") {
-		t.Errorf("rollback of no installation: exit %d\n%s", exitCode(err), out)
+	for _, verb := range [][]string{{"rollback", "nope"}, {"status", "nope"}, {"uninstall", "nope"}, {"pause", "nope"}, {"diff", "nope", "--version", "1.1.0"}} {
+		out, err = cli(append(verb, "-n", ns)...)
+		if exitCode(err) != 1 || !strings.Contains(out, "no installation nope in namespace cli: there is no Subscription of that name") {
+			t.Errorf("%s of no installation: exit %d\n%s", verb[0], exitCode(err), out)
+		}
+	}
+	// An export of a namespace with nothing in it writes no archive.
+	archive := filepath.Join(t.TempDir(), "nothing.tgz")
+	out, err = cli("export", "-n", "cli-nothing-here", "-f", archive)
+	if _, statErr := os.Stat(archive); exitCode(err) != 1 || !strings.Contains(out, "nothing to export: namespace cli-nothing-here has no installation") || statErr == nil {
+		t.Errorf("export of an empty namespace: exit %d, archive written: %v\n%s", exitCode(err), statErr == nil, out)
 	}
 
 	newNamespace(t, "cli-broken")
