@@ -634,6 +634,15 @@ func newListCmd(g *globals) *cobra.Command {
 				}
 				rows = append(rows, row)
 			}
+			if len(rows) == 0 && !out.structured() {
+				// As kubectl says it, on the human stream: a header alone reads as a fault.
+				where := "in namespace " + ns
+				if all {
+					where = "in any namespace"
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "No Subscriptions found %s.\n", where)
+				return nil
+			}
 			return out.print(cmd.OutOrStdout(), rows, func(tw *tabwriter.Writer) {
 				head := "NAMESPACE\tNAME\tPACKAGE\tWANTED\tINSTALLED\tSTATUS\tREADY\tREASON\tAGE"
 				if out.Wide() {

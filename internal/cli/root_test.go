@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -175,5 +176,19 @@ func TestFlagValueNames(t *testing.T) {
 	walk(NewRoot())
 	if n < 50 {
 		t.Fatalf("checked only %d flags", n)
+	}
+}
+
+// TestEmptyListsAreLists: a program reading -o json|yaml gets [] for nothing, not null.
+func TestEmptyListsAreLists(t *testing.T) {
+	var rows []subscriptionRow
+	for format, want := range map[string]string{"json": "[]\n", "yaml": "[]\n"} {
+		var buf bytes.Buffer
+		if err := (&output{format: format}).print(&buf, rows, nil); err != nil {
+			t.Fatal(err)
+		}
+		if buf.String() != want {
+			t.Errorf("-o %s of no rows: %q, want %q", format, buf.String(), want)
+		}
 	}
 }

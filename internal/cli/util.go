@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -86,6 +87,10 @@ func (o *output) result(cmd *cobra.Command, err error, doc func() any) error {
 
 // print writes v as JSON or YAML, or calls table with a tabwriter.
 func (o *output) print(w io.Writer, v any, table func(tw *tabwriter.Writer)) error {
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Slice && rv.IsNil() {
+		// An empty list is [] to a program reading -o json|yaml, never null.
+		v = reflect.MakeSlice(rv.Type(), 0, 0).Interface()
+	}
 	switch o.format {
 	case "json":
 		enc := json.NewEncoder(w)
