@@ -202,9 +202,6 @@ func checkRotation(t *testing.T, ns string) {
 	}
 }
 
-// checkWebhooks asserts that both webhook configurations and the CRD's conversion point at
-// the operator's Service with a CA that verifies the certificate its pods mount, and that
-// the webhooks are scoped to the target namespace. It returns the validating configuration.
 // TestConversionWebhookSideBySide runs guard-operator at two versions side by side, both
 // serving the conversion webhook of the one CRD they share. The newest converts once it
 // has passed its health gate, whichever reconciled last: an older operator may not know
@@ -216,22 +213,20 @@ func TestConversionWebhookSideBySide(t *testing.T) {
 	for _, ns := range []string{older, newer} {
 		newNamespace(t, ns)
 	}
-	applyYAML(t, older, `
+	install := func(ns, version string) {
+		t.Helper()
+		applyYAML(t, ns, `
 apiVersion: operators.coreos.com.operator-manager.domain/v1
 kind: Subscription
 metadata: {name: guard}
-spec: {package: guard-operator, version: 1.0.0, catalog: samples, targetNamespaces: [`+older+`]}
+spec: {package: guard-operator, version: `+version+`, catalog: samples, targetNamespaces: [`+ns+`]}
 `)
-	waitReady(t, older, "guard", 3*time.Minute)
+		waitReady(t, ns, "guard", 3*time.Minute)
+	}
+	install(older, "1.0.0")
 	waitConversion(t, older)
 
-	applyYAML(t, newer, `
-apiVersion: operators.coreos.com.operator-manager.domain/v1
-kind: Subscription
-metadata: {name: guard}
-spec: {package: guard-operator, version: 1.1.0, catalog: samples, targetNamespaces: [`+newer+`]}
-`)
-	waitReady(t, newer, "guard", 3*time.Minute)
+	install(newer, "1.1.0")
 	waitConversion(t, newer)
 
 	// The older one reconciles again (its webhook Service deleted by hand, which it puts
@@ -310,6 +305,9 @@ func waitConversion(t *testing.T, ns string) {
 	}, func() string { return "it converts through " + conversionService(t) })
 }
 
+// checkWebhooks asserts that both webhook configurations and the CRD's conversion point at
+// the operator's Service with a CA that verifies the certificate its pods mount, and that
+// the webhooks are scoped to the target namespace. It returns the validating configuration.
 func checkWebhooks(t *testing.T, ns string) *admissionregistrationv1.ValidatingWebhookConfiguration {
 	t.Helper()
 	service := render.WebhookServiceName("guard-operator")
