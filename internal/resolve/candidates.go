@@ -144,7 +144,7 @@ func (s *search) installedOptions(r *requirement, in *Installed, f *failure) []o
 		opts[0].why += ", and no upgrade of it is in range"
 	}
 	f.group(in.Package, cat.Name, out, "out of range")
-	f.group(in.Package, cat.Name, stuck, "not reachable by upgrade edges from installed "+in.CSVName)
+	f.group(in.Package, cat.Name, stuck, "not reachable by upgrade edges from "+in.ref())
 	return opts
 }
 
@@ -196,16 +196,16 @@ func (s *search) providerOptions(r *requirement, f *failure) []option {
 			if in := s.installed[b.Package]; in != nil {
 				switch {
 				case in.ServedFrom != "":
-					refuse(b, "refused: installed "+in.CSVName+" is kept: "+in.fixed(), nil)
+					refuse(b, "refused: "+in.ref()+" is kept: "+in.fixed(), nil)
 					continue
 				case in.Pinned:
-					refuse(b, "refused: installed "+in.CSVName+" is pinned by its Subscription", nil)
+					refuse(b, "refused: "+in.ref()+" is pinned by its Subscription", nil)
 					continue
 				case cat.Name != in.Catalog:
-					refuse(b, "not from catalog "+in.Catalog+" of installed "+in.CSVName, nil)
+					refuse(b, "not from catalog "+in.Catalog+" of "+in.ref(), nil)
 					continue
 				case !b.Version.GT(in.Version) || !s.reachable(in, cat)[b.CSVName]:
-					refuse(b, "not an upgrade of installed "+in.CSVName, nil)
+					refuse(b, "not an upgrade of "+in.ref(), nil)
 					continue
 				}
 				o.in = in

@@ -62,10 +62,27 @@ type Installed struct {
 	// CSVName (a revision under way or waiting for approval or a window): a dependent is
 	// resolved against where it is going, not against what is about to be replaced.
 	ChangingFrom string
+	// AskedBy, when set, is the Subscription ("namespace/name") that asks for CSVName and
+	// has installed nothing yet (no Blueprint): it counts as installed, so two
+	// Subscriptions made together do not both plan it, but messages must not call it so.
+	AskedBy string
 }
 
-// label names it in messages: "installed X", and where it is going when it is changing.
+// label names it in messages: "installed X", and where it is going when it is changing;
+// or, before anything is installed, the Subscription that asks for it.
 func (in *Installed) label() string {
+	if in.AskedBy != "" {
+		return in.CSVName + ", which Subscription " + in.AskedBy + " asks for (nothing installed yet),"
+	}
+	return in.ref()
+}
+
+// ref names it inside a clause: "installed X", or "X (asked for by Subscription S,
+// nothing installed yet)".
+func (in *Installed) ref() string {
+	if in.AskedBy != "" {
+		return in.CSVName + " (asked for by Subscription " + in.AskedBy + ", nothing installed yet)"
+	}
 	return "installed " + in.CSVName + ChangingNote(in.ChangingFrom)
 }
 

@@ -219,6 +219,10 @@ func TestResolveInstalled(t *testing.T) {
 	pinned.Pinned = true
 	pinnedWidget := installed("widget", "1.0.0", "main")
 	pinnedWidget.Pinned = true
+	askedFor := func(in Installed) Installed {
+		in.AskedBy = "team-a/db"
+		return in
+	}
 	// Installed in another namespace, watching this one: kept as it is, pinned or not.
 	elsewhere := func(in Installed) Installed {
 		in.ServedFrom = "shared/db"
@@ -236,6 +240,9 @@ func TestResolveInstalled(t *testing.T) {
 		{name: "pinned installed version", root: "web.v1.0.0", installed: []Installed{pinned},
 			wantErr: "cannot install web.v1.0.0: web.v1.0.0 requires olm.package db >=1.0.0 <2.0.0, and no candidate fits: " +
 				"installed db.v0.9.0 is out of range, and its Subscription pins that version. Catalogs searched: main (priority 0)."},
+		{name: "a pinned Subscription that has installed nothing yet is not called installed", root: "web.v1.0.0", installed: []Installed{askedFor(pinned)},
+			wantErr: "cannot install web.v1.0.0: web.v1.0.0 requires olm.package db >=1.0.0 <2.0.0, and no candidate fits: " +
+				"db.v0.9.0, which Subscription team-a/db asks for (nothing installed yet), is out of range, and its Subscription pins that version. Catalogs searched: main (priority 0)."},
 		{name: "installation of another namespace watching this one meets it", root: "web.v1.0.0",
 			installed: []Installed{elsewhere(installed("db", "1.0.0", "main"))},
 			want:      []string{"satisfied olm.package db >=1.0.0 <2.0.0 of web.v1.0.0 by db.v1.0.0 from shared/db"}},

@@ -98,13 +98,14 @@ func (r *Reconciler) installedIn(ctx context.Context, sub *omv1.Subscription, ne
 // what its intent resolves to, so two Subscriptions made together do not both plan it;
 // with the bundle when its catalog has it. ok is false when neither is known.
 func (r *Reconciler) runs(ctx context.Context, s *omv1.Subscription) (in resolve.Installed, b *catalog.Bundle, ok bool) {
-	var csv, version, catName, pkg, from string
+	var csv, version, catName, pkg, from, askedBy string
 	bp := &omv1.Blueprint{}
 	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(s), bp); err == nil {
 		csv, version, from = bp.Heading()
 		catName, pkg = bp.Spec.Catalog, bp.Spec.Package
 	} else if res, err := r.resolve(s); err == nil {
 		csv, version, catName, pkg = res.bundle.CSVName, res.bundle.Version.String(), res.catalog.String(), res.bundle.Package
+		askedBy = s.Namespace + "/" + s.Name
 	} else {
 		return in, nil, false
 	}
@@ -112,7 +113,7 @@ func (r *Reconciler) runs(ctx context.Context, s *omv1.Subscription) (in resolve
 	if err != nil {
 		return in, nil, false
 	}
-	in = resolve.Installed{Package: pkg, Version: v, CSVName: csv, Catalog: catName, ChangingFrom: from,
+	in = resolve.Installed{Package: pkg, Version: v, CSVName: csv, Catalog: catName, ChangingFrom: from, AskedBy: askedBy,
 		Pinned: s.Spec.StartingCSV != "" || !resolve.Following(intentOf(s))}
 	if cat := r.Catalogs.Get(omv1.CatalogKey(catName, s.Namespace)); cat != nil {
 		if b = cat.BundleByCSV(csv); b != nil {
