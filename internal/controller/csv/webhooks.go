@@ -110,7 +110,7 @@ func (r *Reconciler) conversions(ctx context.Context, s *scope) (bool, error) {
 		}
 		shared := ""
 		if len(peers) > 1 {
-			shared = fmt.Sprintf(" (of the %d installations serving it, the newest version converts)", len(peers))
+			shared = fmt.Sprintf(" (held among the %d installations serving it: one past its health gate first, then the newest version)", len(peers))
 		}
 		r.event(s.csv, false, "ConversionWebhookSet", "CRD %s converts through Service %s/%s%s%s", c.CRD, c.Namespace, c.Name, c.Path, shared)
 	}
