@@ -204,7 +204,7 @@ func TestCLIScripted(t *testing.T) {
 		t.Errorf("approve with nothing to approve: want exit 1 and the reason; exit %d\n%s", r.code, r.stderr)
 	}
 	r = script(t, append(n, "status", "nosuch")...)
-	if r.code != 1 || !strings.Contains(r.stderr, `"nosuch" not found`) {
+	if r.code != 1 || !strings.Contains(r.stderr, "no installation nosuch in namespace cli-script: there is no Subscription of that name") {
 		t.Errorf("status of a missing installation: exit %d\n%s", r.code, r.stderr)
 	}
 	for _, args := range [][]string{{"catalog", "mirrors", "a", "b"}, {"bogus"}, {"dev", "upp"}, {"list", "extra"}, {"list", "--bogus"}, {"list", "-o", "xml"}, {"install", "x", "--csv", "x.1.0.0", "--package", "x"}} {
