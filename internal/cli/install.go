@@ -774,10 +774,7 @@ func sharedCRDs(ctx context.Context, c client.Client, csv *omv1alpha1.ClusterSer
 			}
 		}
 		sort.Strings(row.ProvidedBy)
-		if conv := crd.Spec.Conversion; conv != nil && conv.Strategy == apiextensionsv1.WebhookConverter &&
-			conv.Webhook != nil && conv.Webhook.ClientConfig != nil && conv.Webhook.ClientConfig.Service != nil {
-			row.ConvertsThrough = conv.Webhook.ClientConfig.Service.Namespace + "/" + conv.Webhook.ClientConfig.Service.Name
-		}
+		row.ConvertsThrough = render.ConversionService(crd.Spec.Conversion)
 		out = append(out, row)
 	}
 	return out

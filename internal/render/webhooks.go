@@ -11,6 +11,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -37,6 +38,16 @@ type CRDConversion struct {
 	CABundle              []byte
 	// ReviewVersions are the ConversionReview versions the webhook accepts.
 	ReviewVersions []string
+}
+
+// ConversionService is the Service a CRD's spec.conversion calls, as namespace/name, or ""
+// when it calls none (no webhook strategy, or a URL).
+func ConversionService(conv *apiextensionsv1.CustomResourceConversion) string {
+	if conv == nil || conv.Strategy != apiextensionsv1.WebhookConverter || conv.Webhook == nil ||
+		conv.Webhook.ClientConfig == nil || conv.Webhook.ClientConfig.Service == nil {
+		return ""
+	}
+	return conv.Webhook.ClientConfig.Service.Namespace + "/" + conv.Webhook.ClientConfig.Service.Name
 }
 
 // AnnotationServingCertHash on a webhook Deployment's pod template carries

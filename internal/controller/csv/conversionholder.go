@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/blang/semver/v4"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -73,15 +72,6 @@ func conversionHolder(peers []conversionPeer, current string) (holder conversion
 	}), true
 }
 
-// conversionService is the Service a CRD's conversion names, as namespace/name, or "".
-func conversionService(conv *apiextensionsv1.CustomResourceConversion) string {
-	if conv == nil || conv.Strategy != apiextensionsv1.WebhookConverter || conv.Webhook == nil ||
-		conv.Webhook.ClientConfig == nil || conv.Webhook.ClientConfig.Service == nil {
-		return ""
-	}
-	return conv.Webhook.ClientConfig.Service.Namespace + "/" + conv.Webhook.ClientConfig.Service.Name
-}
-
 // convertsFor returns the webhook Service a CSV names for converting crd, if it serves it.
 func convertsFor(csv *omv1alpha1.ClusterServiceVersion, crd string) (service string, ok bool) {
 	for _, def := range csv.Spec.WebhookDefinitions {
@@ -101,9 +91,18 @@ func servesConversions(csv *omv1alpha1.ClusterServiceVersion) bool {
 		csv.Status.Phase == omv1alpha1.CSVFailed {
 		return false
 	}
-	return slices.ContainsFunc(csv.Spec.WebhookDefinitions, func(d olm.WebhookDescription) bool {
-		return d.Type == olm.ConversionWebhook && len(d.ConversionCRDs) > 0
-	})
+	return len(conversionCRDs(csv)) > 0
+}
+
+// conversionCRDs are the CRDs whose conversion webhook a CSV's operator serves.
+func conversionCRDs(csv *omv1alpha1.ClusterServiceVersion) []string {
+	var crds []string
+	for _, def := range csv.Spec.WebhookDefinitions {
+		if def.Type == olm.ConversionWebhook {
+			crds = append(crds, def.ConversionCRDs...)
+		}
+	}
+	return crds
 }
 
 // conversionPeers lists, from the cache, the CSVs that may hold crd's conversion, with
@@ -164,12 +163,7 @@ func (r *Reconciler) peersOf(ctx context.Context, obj client.Object) []reconcile
 	if !ok {
 		return nil
 	}
-	var crds []string
-	for _, def := range csv.Spec.WebhookDefinitions {
-		if def.Type == olm.ConversionWebhook {
-			crds = append(crds, def.ConversionCRDs...)
-		}
-	}
+	crds := conversionCRDs(csv)
 	if len(crds) == 0 {
 		return nil
 	}

@@ -90,7 +90,7 @@ func (r *Reconciler) conversions(ctx context.Context, s *scope) (bool, error) {
 		if err != nil {
 			return true, err
 		}
-		holder, _ := conversionHolder(peers, conversionService(crd.Spec.Conversion))
+		holder, _ := conversionHolder(peers, render.ConversionService(crd.Spec.Conversion))
 		if holder.Namespace != s.csv.Namespace || holder.Name != s.csv.Name {
 			continue // another installation's operator converts it; see conversionholder.go
 		}
@@ -165,9 +165,7 @@ func (r *Reconciler) releaseConversions(ctx context.Context, csv *omv1alpha1.Clu
 			} else if err != nil {
 				return err
 			}
-			conv := crd.Spec.Conversion
-			if conv == nil || conv.Webhook == nil || conv.Webhook.ClientConfig == nil || conv.Webhook.ClientConfig.Service == nil ||
-				conv.Webhook.ClientConfig.Service.Namespace != csv.Namespace || conv.Webhook.ClientConfig.Service.Name != service {
+			if render.ConversionService(crd.Spec.Conversion) != csv.Namespace+"/"+service {
 				continue // another installation's, or no webhook
 			}
 			err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: csv.Namespace, Name: service}, &corev1.Service{})
