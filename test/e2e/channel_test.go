@@ -101,6 +101,10 @@ spec: {package: cache-operator, channel: stable, catalog: served}
 	eventually(t, time.Minute, "backup waits for approval", func() bool {
 		return getBlueprint(t, ns, "backup").Status.Phase == omv1.BlueprintWaitingForApproval
 	}, describeSub(t, ns, "backup"))
+	// The Subscription follows its Blueprint by watch, a moment later.
+	eventually(t, 30*time.Second, "the Subscription reports the pending upgrade", func() bool {
+		return condition(getSub(t, ns, "backup").Status.Conditions, omv1.ConditionUpgradePending).Status == metav1.ConditionTrue
+	}, describeSub(t, ns, "backup"))
 	sub := getSub(t, ns, "backup")
 	if c := condition(sub.Status.Conditions, omv1.ConditionUpgradePending); c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "backup-operator.v0.2.0") {
 		t.Errorf("UpgradePending = %+v", c)

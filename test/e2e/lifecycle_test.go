@@ -138,6 +138,11 @@ spec: {startingCSV: cache-operator.1.0.0, catalog: samples, health: {timeout: 20
 	if img := containerImage(t, ns, "cache-operator"); img != "registry.example/samples/cache-operator:1.2.0" {
 		t.Errorf("after the rollback the Deployment runs %s, want 1.2.0", img)
 	}
+	// The Subscription follows its Blueprint by watch, a moment later: wait
+	// for it to say so rather than read it once.
+	eventually(t, 30*time.Second, "the Subscription reports the rollback", func() bool {
+		return condition(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionRolledBack).Status == metav1.ConditionTrue
+	}, describeSub(t, ns, "cache"))
 	sub := getSub(t, ns, "cache")
 	rb := condition(sub.Status.Conditions, omv1.ConditionRolledBack)
 	if rb.Status != metav1.ConditionTrue || !strings.Contains(rb.Message, "cache-operator.v1.3.0") || !strings.Contains(rb.Message, "failed") {
