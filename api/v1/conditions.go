@@ -107,4 +107,10 @@ const (
 	// rights). The message names the object and the refusal; the write is tried again
 	// every 30 s, so mending the cause is all a person does.
 	ReasonRefusedByAPIServer = "RefusedByAPIServer"
+	// ReasonReconcileError: the manager's reconcile of the object fails with an error it
+	// retries with backoff that is no momentary failure on the way (refusal.Momentary): a
+	// read or write the manager may not do, a webhook that fails, a fault in the object
+	// the API server let through. The message is the error; one that stays is a fault to
+	// mend or a bug to report.
+	ReasonReconcileError = "ReconcileError"
 )

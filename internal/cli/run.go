@@ -11,6 +11,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/operator-manager/operator-manager/internal/backoff"
 	"github.com/operator-manager/operator-manager/internal/console"
 	"github.com/operator-manager/operator-manager/internal/controller"
 	"github.com/operator-manager/operator-manager/internal/manager"
@@ -112,6 +113,7 @@ and leader election is on; local runs serve plain /metrics and run alone.`,
 	f.IntVar(&opts.Workers.Blueprint, "blueprint-workers", 8, "Blueprints reconciled at once")
 	f.IntVar(&opts.Workers.CSV, "csv-workers", 8, "ClusterServiceVersions reconciled at once")
 	f.IntVar(&opts.Workers.CatalogSource, "catalogsource-workers", 4, "CatalogSources loaded at once (a slow source holds one worker until it answers or times out)")
+	f.DurationVar(&opts.MaxRetryDelay, "max-retry-delay", backoff.DefaultMaxDelay, "longest wait before a reconcile that keeps failing is tried again (it backs off from 5ms, doubling): a fault mended outside what the manager watches (a webhook back up, a role granted) is picked up within it")
 	// 300 and 600: a fleet's installs starting together cost about 40 requests each, and at
 	// 50 a second 159 installs waited two minutes on this limit alone (BENCHMARKS.md); the
 	// API server's own priority and fairness still shares it out among its clients.

@@ -63,7 +63,7 @@ func setup(mgr ctrl.Manager, o manager.Options) error {
 	c := mgr.GetClient()
 	w := o.Workers
 	if err := (&catalogsource.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: rec, Store: store, AllowedDirs: o.CatalogDirs, CacheDir: o.CacheDir,
-		DefaultNamespace: o.Namespace, DefaultDir: o.CatalogDir, Workers: w.CatalogSource}).SetupWithManager(mgr); err != nil {
+		DefaultNamespace: o.Namespace, DefaultDir: o.CatalogDir, Workers: w.CatalogSource, MaxRetryDelay: o.MaxRetryDelay}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	defaultCatalog := types.NamespacedName{Namespace: o.Namespace, Name: catalogsource.DefaultName}
@@ -73,16 +73,16 @@ func setup(mgr ctrl.Manager, o manager.Options) error {
 	}
 	if err := (&subscription.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: rec, Catalogs: store, DefaultCatalog: defaultCatalog,
 		GlobalCatalogNamespace: o.GlobalCatalogNamespace, KubeVersion: kube,
-		Workers: w.Subscription}).SetupWithManager(mgr); err != nil {
+		Workers: w.Subscription, MaxRetryDelay: o.MaxRetryDelay}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	if err := (&blueprint.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: rec, Bundles: source, Catalogs: store, CRDs: crds, CRDCache: crdCache,
 		Identities: ids, Access: access.Checker{Clients: ids}, DefaultServiceAccount: o.DefaultServiceAccount,
-		Workers: w.Blueprint}).SetupWithManager(mgr); err != nil {
+		Workers: w.Blueprint, MaxRetryDelay: o.MaxRetryDelay}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	if err := (&csv.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: rec, Bundles: source, Identities: ids, CRDs: crds,
-		Workers: w.CSV}).SetupWithManager(mgr); err != nil {
+		Workers: w.CSV, MaxRetryDelay: o.MaxRetryDelay}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	if o.CatalogDir == "" {

@@ -79,6 +79,9 @@ type Options struct {
 	DefaultServiceAccount string
 	// Workers is how many objects of each kind are reconciled at once.
 	Workers Workers
+	// MaxRetryDelay caps the backoff of a reconcile that keeps failing: a fault mended
+	// outside what the manager watches is picked up within it (zero: a minute).
+	MaxRetryDelay time.Duration
 	// PprofAddr serves Go's /debug/pprof profiles; empty turns them off.
 	PprofAddr string
 	// QPS and Burst limit the manager's requests to the API server (client-side).

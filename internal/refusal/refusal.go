@@ -8,11 +8,15 @@
 package refusal
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"net"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 )
 
 // RetryAfter is how often a refused write is tried again: a quota raised or a policy
@@ -38,4 +42,25 @@ func Is(err error) bool {
 // refusal, quoted, and when it is tried again.
 func Message(err error) string {
 	return fmt.Sprintf("the API server refused a write this change needs (tried again every %s): %v", RetryAfter, err)
+}
+
+// Momentary says whether err is a failure on the way that the controller's backoff mends
+// by itself, with nothing for a person to see: a conflict (read again), the API server
+// busy, timing out or unavailable, a connection that broke, a context that ended, a write
+// into a namespace being deleted. Any other error a reconcile returns is said where a
+// person looks (a condition with reason ReconcileError) while it is retried: one that
+// stays is a fault to mend or a bug to report, never a silent loop.
+func Momentary(err error) bool {
+	switch {
+	case err == nil:
+		return false
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded),
+		apierrors.IsConflict(err), apierrors.IsServerTimeout(err), apierrors.IsTimeout(err),
+		apierrors.IsTooManyRequests(err), apierrors.IsServiceUnavailable(err),
+		apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause),
+		utilnet.IsConnectionRefused(err), utilnet.IsConnectionReset(err), utilnet.IsProbableEOF(err):
+		return true
+	}
+	var netErr net.Error
+	return errors.As(err, &netErr) && netErr.Timeout()
 }

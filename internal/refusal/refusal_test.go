@@ -1,8 +1,12 @@
 package refusal
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
+	"os"
+	"syscall"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -47,4 +51,32 @@ func namespaceTerminating(gr schema.GroupResource) error {
 	err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{
 		Type: corev1.NamespaceTerminatingCause, Message: "namespace q1 is being terminated", Field: "metadata.namespace"})
 	return fmt.Errorf("creating Blueprint q1/cache: %w", err)
+}
+
+func TestMomentary(t *testing.T) {
+	gr := schema.GroupResource{Group: "operators.coreos.com.operator-manager.domain", Resource: "blueprints"}
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: &os.SyscallError{Syscall: "connect", Err: syscall.ECONNREFUSED}}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"nil", nil, false},
+		{"a conflict: read again", fmt.Errorf("patching: %w", apierrors.NewConflict(gr, "cache", errors.New("modified"))), true},
+		{"a timeout", apierrors.NewTimeoutError("slow", 1), true},
+		{"a server timeout", apierrors.NewServerTimeout(gr, "get", 1), true},
+		{"throttled", apierrors.NewTooManyRequests("slow down", 1), true},
+		{"unavailable", apierrors.NewServiceUnavailable("starting"), true},
+		{"a namespace being deleted", namespaceTerminating(gr), true},
+		{"the connection refused", fmt.Errorf("listing: %w", refused), true},
+		{"a context ended", fmt.Errorf("waiting: %w", context.DeadlineExceeded), true},
+		{"forbidden: the manager's rights", apierrors.NewForbidden(gr, "cache", errors.New("cannot get")), false},
+		{"a server error (a webhook that fails): said", apierrors.NewInternalError(errors.New("failed calling webhook")), false},
+		{"not found", apierrors.NewNotFound(gr, "cache"), false},
+		{"the manager's own error", errors.New(`invalid resource name "a/b/c": [may not contain '/']`), false},
+	} {
+		if got := Momentary(tc.err); got != tc.want {
+			t.Errorf("%s: Momentary(%v) = %v, want %v", tc.name, tc.err, got, tc.want)
+		}
+	}
 }

@@ -37,6 +37,7 @@ package badinput
 //   upgrade-crd-drops-old-stored-version: 1.2.0's CRD drops v1alpha1, stored but no longer the storage version -> custom resources migrated to v1, storedVersions [v1], 1.2.0 runs, crdRepairs names it
 //   install-crd-refused: a CRD whose name is not <plural>.<group> -> CRDRefused naming the CRD
 //   install-serviceaccount-missing: serviceAccountName names no ServiceAccount -> InsufficientPermissions, "does not exist", spec.serviceAccountName
+//   install-admission-webhook-down: a policy webhook (failurePolicy Fail) on Blueprints whose server is down -> ReconcileError, "failed calling webhook" naming it, a Warning event; the webhook gone -> it installs by itself
 // HTTP catalogs:
 //   http-index-lies-about-bundle-digest: a server whose bundles do not hash to the index's digests -> BundleUnavailable at once, both digests named
 //   http-served-bundle-changed-on-disk: `catalog serve` whose directory changed under it -> DeadlineExceeded, 503, "does not match its digest"
@@ -86,7 +87,9 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -572,6 +575,25 @@ properties:
 			"ServiceAccount "+ns+"/ghost does not exist", "spec.serviceAccountName", "nothing was changed")
 		checkNothingInstalled(t, ns)
 		checkNoCRD(t, "gadgets."+group(ns))
+	}},
+	{name: "install-admission-webhook-down", run: func(t *testing.T, ns string) {
+		writeCatalog(t, ns, goodGadget(ns))
+		// A cluster's policy webhook (failurePolicy Fail) whose server is down, on this
+		// namespace's Blueprints: the API server answers their creation 500 "failed
+		// calling webhook", no refusal for what was asked and no momentary failure. The
+		// Subscription says so, where it once said only "waiting for Installed".
+		hook := policyWebhookDown(t, ns, "blueprints")
+		create(t, ns, subscriptionYAML("gadget", `{startingCSV: gadget.1.0.0, catalog: test}`))
+		waitSubCondition(t, ns, "gadget", omv1.ConditionReady, metav1.ConditionFalse, omv1.ReasonReconcileError, 90*time.Second,
+			"creating Blueprint", "failed calling webhook", hook)
+		waitEvent(t, ns, "gadget", corev1.EventTypeWarning, omv1.ReasonReconcileError, "failed calling webhook")
+		checkNothingInstalled(t, ns)
+		// The webhook gone (nothing the manager watches): the retry's backoff, capped at
+		// --max-retry-delay, finds it so and the install goes on.
+		if err := k8s.Delete(ctx(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: hook}}); err != nil {
+			t.Fatal(err)
+		}
+		waitRunning(t, ns, "gadget", "gadget.v1.0.0")
 	}},
 
 	// --- HTTP catalogs ---

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -757,4 +758,53 @@ func hasEvent(t *testing.T, ns, reason string) bool {
 		}
 	}
 	return false
+}
+
+// waitEvent waits for an event of type and reason about the Subscription name whose note
+// holds each of msg.
+func waitEvent(t *testing.T, ns, name, typ, reason string, msg ...string) {
+	t.Helper()
+	eventually(t, 30*time.Second, fmt.Sprintf("a %s event %s on Subscription %s/%s naming %q", typ, reason, ns, name, msg), func() bool {
+		events := &eventsv1.EventList{}
+		if err := k8s.List(ctx(), events, client.InNamespace(ns)); err != nil {
+			return false
+		}
+		for _, e := range events.Items {
+			if e.Type == typ && e.Reason == reason && e.Regarding.Kind == "Subscription" && e.Regarding.Name == name && containsAll(e.Note, msg) {
+				return true
+			}
+		}
+		return false
+	}, describe(ns))
+}
+
+// policyWebhookDown registers a validating webhook for the resource of the manager's API
+// group in ns alone, failurePolicy Fail, at an address where nothing listens: a cluster
+// policy engine that is down. It is removed when the test ends; its name is returned.
+func policyWebhookDown(t *testing.T, ns, resource string) string {
+	t.Helper()
+	name := "down." + ns + ".badinput.operator-manager.domain"
+	fail, none := admissionregistrationv1.Fail, admissionregistrationv1.SideEffectClassNone
+	url := "https://127.0.0.1:1/validate"
+	hook := &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
+			Name:         name,
+			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url},
+			Rules: []admissionregistrationv1.RuleWithOperations{{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+				Rule: admissionregistrationv1.Rule{APIGroups: []string{omv1.GroupVersion.Group}, APIVersions: []string{"*"},
+					Resources: []string{resource}},
+			}},
+			NamespaceSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: ns}},
+			FailurePolicy:           &fail,
+			SideEffects:             &none,
+			AdmissionReviewVersions: []string{"v1"},
+		}},
+	}
+	if err := k8s.Create(ctx(), hook); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.IgnoreNotFound(k8s.Delete(ctx(), hook)) })
+	return name
 }

@@ -22,7 +22,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -32,6 +31,7 @@ import (
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
 	"github.com/operator-manager/operator-manager/internal/access"
+	"github.com/operator-manager/operator-manager/internal/backoff"
 	"github.com/operator-manager/operator-manager/internal/bundles"
 	"github.com/operator-manager/operator-manager/internal/controller/catalogsource"
 	"github.com/operator-manager/operator-manager/internal/controller/finalizer"
@@ -69,6 +69,8 @@ type Reconciler struct {
 	Clock                 clock.PassiveClock
 	// Workers is the number of Blueprints reconciled at once.
 	Workers int
+	// MaxRetryDelay caps the backoff of a failed reconcile (zero: backoff.DefaultMaxDelay).
+	MaxRetryDelay time.Duration
 
 	// status spaces out status writes that only report progress; stale tells a
 	// reconcile whose cached Blueprint predates this process's last status write.
@@ -126,7 +128,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// An OperatorGroup's targets and ServiceAccount are its namespace's Blueprints' too.
 		Watches(&omv1.OperatorGroup{}, handler.EnqueueRequestsFromMapFunc(
 			operatorgroup.InNamespace(r.Client, func() client.ObjectList { return &omv1.BlueprintList{} }))).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.Workers)}).
+		WithOptions(backoff.Options(r.Workers, r.MaxRetryDelay)).
 		Named("blueprint").
 		Complete(r)
 }
@@ -285,8 +287,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		r.refusals.Delete(bp.UID)
 	}
 	if err != nil {
-		if !apierrors.IsConflict(err) {
-			setCondition(bp, omv1.ConditionReady, metav1.ConditionFalse, "ReconcileError", err.Error())
+		if !refusal.Momentary(err) {
+			setCondition(bp, omv1.ConditionReady, metav1.ConditionFalse, omv1.ReasonReconcileError, err.Error())
 		}
 		return ctrl.Result{}, err
 	}

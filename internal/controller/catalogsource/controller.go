@@ -21,10 +21,10 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	"github.com/operator-manager/operator-manager/internal/backoff"
 	"github.com/operator-manager/operator-manager/internal/catalog"
 	"github.com/operator-manager/operator-manager/internal/metrics"
 )
@@ -64,6 +64,8 @@ type Reconciler struct {
 	// worker until it ends (an HTTP source or a registry may take up to a minute to
 	// answer), so a single worker let one slow source hold back every other.
 	Workers int
+	// MaxRetryDelay caps the backoff of a failed reconcile (zero: backoff.DefaultMaxDelay).
+	MaxRetryDelay time.Duration
 
 	remotes httpSources
 	images  imageSources
@@ -95,7 +97,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		}
 	}
 	return ctrl.NewControllerManagedBy(mgr).For(&omv1.CatalogSource{}).Named("catalogsource").
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.Workers)}).Complete(r)
+		WithOptions(backoff.Options(r.Workers, r.MaxRetryDelay)).Complete(r)
 }
 
 // Reconcile loads one CatalogSource and writes its status once, only when it changed.

@@ -27,11 +27,11 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
+	"github.com/operator-manager/operator-manager/internal/backoff"
 	"github.com/operator-manager/operator-manager/internal/bundles"
 	"github.com/operator-manager/operator-manager/internal/controller/finalizer"
 	"github.com/operator-manager/operator-manager/internal/crdready"
@@ -75,6 +75,8 @@ type Reconciler struct {
 	Clock      clock.PassiveClock
 	// Workers is the number of CSVs reconciled at once.
 	Workers int
+	// MaxRetryDelay caps the backoff of a failed reconcile (zero: backoff.DefaultMaxDelay).
+	MaxRetryDelay time.Duration
 
 	// stale tells a reconcile whose cached CSV predates this process's last status write.
 	stale statuswrite.Stale
@@ -135,7 +137,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// when a namespace is labelled into or out of it.
 		WatchesMetadata(&corev1.Namespace{}, operatorgroup.Namespaces(r.Client,
 			func() client.ObjectList { return &omv1alpha1.ClusterServiceVersionList{} }, client.HasLabels{omv1.LabelSubscription})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.Workers)}).
+		WithOptions(backoff.Options(r.Workers, r.MaxRetryDelay)).
 		Named("clusterserviceversion").
 		Complete(r)
 }

@@ -27,13 +27,13 @@ import (
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
+	"github.com/operator-manager/operator-manager/internal/backoff"
 	"github.com/operator-manager/operator-manager/internal/catalog"
 	"github.com/operator-manager/operator-manager/internal/controller/blueprint"
 	"github.com/operator-manager/operator-manager/internal/controller/catalogsource"
@@ -64,6 +64,8 @@ type Reconciler struct {
 	KubeVersion func() semver.Version
 	// Workers is the number of Subscriptions reconciled at once.
 	Workers int
+	// MaxRetryDelay caps the backoff of a failed reconcile (zero: backoff.DefaultMaxDelay).
+	MaxRetryDelay time.Duration
 
 	// status spaces out status writes that only report progress; stale tells a
 	// reconcile whose cached Subscription predates this process's last status write.
@@ -98,7 +100,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// Subscription changes or goes: the one it conflicted with may have made room, or
 		// one it depends on come into range.
 		Watches(&omv1.Subscription{}, handler.EnqueueRequestsFromMapFunc(r.waitingOnOthers)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.Workers)}).
+		WithOptions(backoff.Options(r.Workers, r.MaxRetryDelay)).
 		Named("subscription").
 		Complete(r)
 }
@@ -175,6 +177,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.
 	defer func() {
 		if sub.DeletionTimestamp.IsZero() || controllerutil.ContainsFinalizer(sub, omv1.Finalizer) {
 			deriveReady(sub)
+			if retErr != nil && !refusal.Momentary(retErr) {
+				// Retried with backoff, and said: a reconcile that keeps failing is never a
+				// Subscription that only says "waiting".
+				sayReconcileError(sub, orig, retErr, r.Recorder)
+			}
 			setOLMConditions(sub)
 		}
 		sortConditions(sub.Status.Conditions)

@@ -50,8 +50,10 @@ func readiness(st *omv1.SubscriptionStatus) (ready bool, state, reason string) {
 	if st.Opstatus == "deleted" {
 		return false, StateUninstalled, reason
 	}
-	if reason == omv1.ReasonRefusedByAPIServer || st.Opstatus == "deleting" && reason == omv1.ReasonInsufficientPermissions {
-		// A quota or a policy for a person to mend; an uninstall whose installing
+	if reason == omv1.ReasonRefusedByAPIServer || reason == omv1.ReasonReconcileError ||
+		st.Opstatus == "deleting" && reason == omv1.ReasonInsufficientPermissions {
+		// A quota or a policy for a person to mend; a reconcile that keeps failing (the
+		// alert's "for" passes over one that fails once); an uninstall whose installing
 		// identity lost the rights to remove what it installed.
 		return false, StateFailed, reason
 	}

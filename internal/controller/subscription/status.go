@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
@@ -267,3 +268,14 @@ func stepsOnly(before, after []metav1.Condition) bool {
 // opstatusOf is the original operator-manager's status.opstatus for a Blueprint phase
 // (its phase in lower case), as written here and read by readiness.
 func opstatusOf(p omv1.BlueprintPhase) string { return strings.ToLower(string(p)) }
+
+// sayReconcileError puts a reconcile's error, retried with backoff, in Ready (a Warning
+// event when it is new), over what deriveReady made of the other conditions: those are
+// what the last pass that got through saw, and may say "waiting" for good.
+func sayReconcileError(sub, orig *omv1.Subscription, err error, recorder events.EventRecorder) {
+	msg := "the manager's reconcile fails, and is retried with backoff: " + err.Error()
+	setCondition(sub, omv1.ConditionReady, false, omv1.ReasonReconcileError, msg)
+	if was := meta.FindStatusCondition(orig.Status.Conditions, omv1.ConditionReady); recorder != nil && (was == nil || was.Message != msg) {
+		recorder.Eventf(sub, nil, corev1.EventTypeWarning, omv1.ReasonReconcileError, "Reconcile", "%s", msg)
+	}
+}
