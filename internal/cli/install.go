@@ -553,11 +553,9 @@ func progressLine(sub *omv1.Subscription, bp *omv1.Blueprint, csv *omv1alpha1.Cl
 		return fmt.Sprintf("waiting for the manager to take up the change (generation %d; its status is of generation %d)", sub.Generation, g)
 	}
 	parts := []string{}
-	if sub.Status.Opstatus != "" {
-		parts = append(parts, sub.Status.Opstatus)
-	}
+	opstatus := sub.Status.Opstatus
 	if c := meta.FindStatusCondition(sub.Status.Conditions, omv1.ConditionReady); c != nil {
-		msg := c.Message
+		status, reason, msg := c.Status, c.Reason, c.Message
 		if bp != nil {
 			p := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionProgressing)
 			ready := meta.FindStatusCondition(bp.Status.Conditions, omv1.ConditionReady)
@@ -568,11 +566,16 @@ func progressLine(sub *omv1.Subscription, bp *omv1.Blueprint, csv *omv1alpha1.Cl
 				msg = p.Message
 			case ready != nil && bp.Status.Phase != "" && inProgress(sub.Status.Opstatus) && !inProgress(string(bp.Status.Phase)):
 				// The Blueprint has its outcome; the Subscription still says the change
-				// goes on, and would print words older than the ones just printed.
-				msg = ready.Message
+				// goes on, and would print words older than the ones just printed. The
+				// outcome is said whole (the Blueprint's phase, Ready and reason): not
+				// "installing Ready=False (Install): ... is installed and healthy".
+				opstatus, status, reason, msg = strings.ToLower(string(bp.Status.Phase)), ready.Status, ready.Reason, ready.Message
 			}
 		}
-		parts = append(parts, fmt.Sprintf("%s=%s (%s): %s", c.Type, c.Status, c.Reason, msg))
+		parts = append(parts, fmt.Sprintf("%s=%s (%s): %s", c.Type, status, reason, msg))
+	}
+	if opstatus != "" {
+		parts = append([]string{opstatus}, parts...)
 	}
 	if len(parts) == 0 {
 		return "waiting for the manager to pick the Subscription up"

@@ -200,7 +200,7 @@ func TestProgressLine(t *testing.T) {
 		{"the CSV has its outcome, the Blueprint not yet: the CSV's words, not the CRD wait again", sub, bp, concluded,
 			"installing Ready=False (Install): revision 1: x.v1 is Succeeded: install strategy completed"},
 		{"no CSV on the revision yet: the Blueprint's", sub, bp, nil, "installing Ready=False (Install): waiting for CRD x.example.com to be Established"},
-		{"the Blueprint has its outcome, the Subscription not yet: the Blueprint's", sub, recorded, nil, "installing Ready=False (Install): x.v1 is installed and healthy"},
+		{"the Blueprint has its outcome, the Subscription not yet: the Blueprint's, whole (not a reason that says the change goes on beside words that say it is done)", sub, recorded, nil, "succeeded Ready=True (Succeeded): x.v1 is installed and healthy"},
 		{"the Blueprint's outcome without its Ready words: the Subscription's", sub, settledUnknown, nil, "installing Ready=False (Install): summary"},
 		{"both agree: the Subscription's", caughtUp, recorded, nil, "succeeded Ready=True (Succeeded): x.v1 is installed and healthy"},
 		{"the Subscription's own trouble: its words", unresolved, recorded, nil, "resolve failed Ready=False (ResolutionFailed): no package x"},

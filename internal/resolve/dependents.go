@@ -35,7 +35,7 @@ func Breaks(next, current *catalog.Bundle, dependents []Dependent) []string {
 			switch dep.Type {
 			case catalog.DependencyPackage:
 				if dep.Package == next.Package && !dep.Versions.Contains(next.Version) {
-					out = append(out, fmt.Sprintf("%s %s %s %s", who, catalog.DependencyPackage, dep.Package, dep.Versions.Raw))
+					out = append(out, fmt.Sprintf("%s %s %s %s, which %s is outside", who, catalog.DependencyPackage, dep.Package, dep.Versions.Raw, next.CSVName))
 				}
 			case catalog.DependencyGVK:
 				if current != nil && current.Provides(dep.GVK) && !next.Provides(dep.GVK) {

@@ -50,9 +50,9 @@ func TestBreaks(t *testing.T) {
 	}{
 		{"in range", cache("1.2.0", true), cache("1.1.0", true), []Dependent{{"backup", backup}}, nil},
 		{"out of range", cache("1.3.0", true), cache("1.2.0", true), []Dependent{{"backup", backup}},
-			[]string{"backup (backup-operator.v0.2.0) requires olm.package cache-operator >=1.1.0 <1.3.0"}},
+			[]string{"backup (backup-operator.v0.2.0) requires olm.package cache-operator >=1.1.0 <1.3.0, which cache-operator.v1.3.0 is outside"}},
 		{"below the range", cache("1.0.0", true), cache("1.2.0", true), []Dependent{{"team/backup", backup}},
-			[]string{"team/backup (backup-operator.v0.2.0) requires olm.package cache-operator >=1.1.0 <1.3.0"}},
+			[]string{"team/backup (backup-operator.v0.2.0) requires olm.package cache-operator >=1.1.0 <1.3.0, which cache-operator.v1.0.0 is outside"}},
 		{"another package's range", cache("9.0.0", true), nil, []Dependent{{"x", other}}, nil},
 		{"an API it served, gone", cache("2.0.0", false), cache("1.2.0", true), []Dependent{{"reports", byGVK}, {"audit", byCRD}}, []string{
 			"reports (reports.v1) requires olm.gvk Cache.v1.cache.example.com, which cache-operator.v2.0.0 does not provide",
@@ -63,7 +63,7 @@ func TestBreaks(t *testing.T) {
 			[]string{"metrics (metrics.v1) requires olm.label \"fast\", which cache-operator.v2.0.0 does not meet"}},
 		{"a label kept", cache("2.0.0", true, "fast"), cache("1.2.0", true, "fast"), []Dependent{{"metrics", byLabel}}, nil},
 		{"what runs unknown: only ranges are checked", cache("2.0.0", false), nil, []Dependent{{"reports", byGVK}, {"backup", backup}},
-			[]string{"backup (backup-operator.v0.2.0) requires olm.package cache-operator >=1.1.0 <1.3.0"}},
+			[]string{"backup (backup-operator.v0.2.0) requires olm.package cache-operator >=1.1.0 <1.3.0, which cache-operator.v2.0.0 is outside"}},
 		{"a dependent whose bundle is unknown", cache("1.3.0", true), nil, []Dependent{{"backup", nil}}, nil},
 	} {
 		if got := Breaks(tc.next, tc.current, tc.dependents); !reflect.DeepEqual(got, tc.want) {

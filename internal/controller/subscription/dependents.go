@@ -83,7 +83,7 @@ func (r *Reconciler) wantedBy(ctx context.Context, d *omv1.Blueprint) *catalog.B
 // the installations depending on this one: nothing changes, the running version stays.
 func refusedForDependents(next *catalog.Bundle, bp *omv1.Blueprint, broken []string) *resolve.Error {
 	return &resolve.Error{Reason: resolve.ReasonUnsatisfiable, Message: fmt.Sprintf(
-		"%s is not installed, %s keeps running: %s would no longer be met; upgrade or uninstall them first, or ask for a version they accept",
+		"%s is not installed, %s keeps running: it would break the installations that depend on this one: %s; upgrade or uninstall them first, or ask for a version they accept",
 		next.CSVName, bp.Status.CurrentCSV, strings.Join(broken, "; "))}
 }
 
