@@ -37,6 +37,7 @@ package badinput
 //   upgrade-crd-drops-old-stored-version: 1.2.0's CRD drops v1alpha1, stored but no longer the storage version -> custom resources migrated to v1, storedVersions [v1], 1.2.0 runs, crdRepairs names it
 //   install-crd-refused: a CRD whose name is not <plural>.<group> -> CRDRefused naming the CRD
 //   install-serviceaccount-missing: serviceAccountName names no ServiceAccount -> InsufficientPermissions, "does not exist", spec.serviceAccountName
+//   install-deployment-webhook-down: the same webhook on Deployments -> HealthCheckFailed naming the Deployment's apply and the webhook; nothing left
 //   install-admission-webhook-down: a policy webhook (failurePolicy Fail) on Blueprints whose server is down -> ReconcileError, "failed calling webhook" naming it, a Warning event; the webhook gone -> it installs by itself
 // HTTP catalogs:
 //   http-index-lies-about-bundle-digest: a server whose bundles do not hash to the index's digests -> BundleUnavailable at once, both digests named
@@ -582,7 +583,7 @@ properties:
 		// namespace's Blueprints: the API server answers their creation 500 "failed
 		// calling webhook", no refusal for what was asked and no momentary failure. The
 		// Subscription says so, where it once said only "waiting for Installed".
-		hook := policyWebhookDown(t, ns, "blueprints")
+		hook := policyWebhookDown(t, ns, omv1.GroupVersion.Group, "blueprints")
 		create(t, ns, subscriptionYAML("gadget", `{startingCSV: gadget.1.0.0, catalog: test}`))
 		waitSubCondition(t, ns, "gadget", omv1.ConditionReady, metav1.ConditionFalse, omv1.ReasonReconcileError, 90*time.Second,
 			"creating Blueprint", "failed calling webhook", hook)
@@ -594,6 +595,14 @@ properties:
 			t.Fatal(err)
 		}
 		waitRunning(t, ns, "gadget", "gadget.v1.0.0")
+	}},
+	{name: "install-deployment-webhook-down", run: func(t *testing.T, ns string) {
+		writeCatalog(t, ns, goodGadget(ns))
+		// The same policy webhook on the operator's Deployment: each apply of the CSV
+		// fails. The revision's outcome names the webhook (it once said only that the CSV
+		// "is new"), and nothing of the failed install is left.
+		hook := policyWebhookDown(t, ns, "apps", "deployments")
+		installFails(t, ns, omv1.ReasonHealthCheckFailed, "did not become healthy within 30s", "applying apps/v1 Deployment", "failed calling webhook", hook)
 	}},
 
 	// --- HTTP catalogs ---

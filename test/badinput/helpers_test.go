@@ -778,10 +778,10 @@ func waitEvent(t *testing.T, ns, name, typ, reason string, msg ...string) {
 	}, describe(ns))
 }
 
-// policyWebhookDown registers a validating webhook for the resource of the manager's API
-// group in ns alone, failurePolicy Fail, at an address where nothing listens: a cluster
-// policy engine that is down. It is removed when the test ends; its name is returned.
-func policyWebhookDown(t *testing.T, ns, resource string) string {
+// policyWebhookDown registers a validating webhook for the resource of the API group in
+// ns alone, failurePolicy Fail, at an address where nothing listens: a cluster policy
+// engine that is down. It is removed when the test ends; its name is returned.
+func policyWebhookDown(t *testing.T, ns, group, resource string) string {
 	t.Helper()
 	name := "down." + ns + ".badinput.operator-manager.domain"
 	fail, none := admissionregistrationv1.Fail, admissionregistrationv1.SideEffectClassNone
@@ -793,7 +793,7 @@ func policyWebhookDown(t *testing.T, ns, resource string) string {
 			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url},
 			Rules: []admissionregistrationv1.RuleWithOperations{{
 				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
-				Rule: admissionregistrationv1.Rule{APIGroups: []string{omv1.GroupVersion.Group}, APIVersions: []string{"*"},
+				Rule: admissionregistrationv1.Rule{APIGroups: []string{group}, APIVersions: []string{"*"},
 					Resources: []string{resource}},
 			}},
 			NamespaceSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: ns}},

@@ -415,12 +415,15 @@ func healthChange(before *metav1.Condition, status metav1.ConditionStatus) strin
 }
 
 // removeFailedInstall removes what a failed first install left, when it failed because
-// the API server refused it (permissions, an invalid object): an installation that never
-// ran leaves nothing half-installed behind. A health failure keeps its objects, for a
-// person to look at its pods.
+// the API server refused it (permissions, an invalid object), or because its CSV could
+// never apply what it renders (its last word an error it retried, such as a policy
+// webhook that is down): an installation that never ran leaves nothing half-installed
+// behind, and its CSV stops retrying. A health failure keeps its objects, for a person to
+// look at its pods.
 func (r *Reconciler) removeFailedInstall(ctx context.Context, s *scope) error {
 	reason := failedReason(s.bp)
-	if reason != omv1.ReasonInsufficientPermissions && reason != omv1.ReasonInstallFailed && reason != ReasonCRDRefused {
+	refused := reason == omv1.ReasonInsufficientPermissions || reason == omv1.ReasonInstallFailed || reason == ReasonCRDRefused
+	if !refused && reason != omv1.ReasonHealthCheckFailed && reason != omv1.ReasonDeadlineExceeded {
 		return nil
 	}
 	list := &omv1alpha1.ClusterServiceVersionList{}
@@ -429,8 +432,11 @@ func (r *Reconciler) removeFailedInstall(ctx context.Context, s *scope) error {
 	}
 	for i := range list.Items {
 		csv := &list.Items[i]
-		if !csv.DeletionTimestamp.IsZero() {
+		if !csv.DeletionTimestamp.IsZero() || !refused && csv.Status.Reason != omv1.ReasonReconcileError {
 			continue
+		}
+		if !refused {
+			reason = csv.Status.Reason + ": " + csv.Status.Message
 		}
 		if err := r.Client.Delete(ctx, csv); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("removing %s after its failed install: %w", csv.Name, err)

@@ -37,6 +37,7 @@ import (
 	"github.com/operator-manager/operator-manager/internal/crdready"
 	"github.com/operator-manager/operator-manager/internal/identity"
 	"github.com/operator-manager/operator-manager/internal/operatorgroup"
+	"github.com/operator-manager/operator-manager/internal/refusal"
 	"github.com/operator-manager/operator-manager/internal/render"
 	"github.com/operator-manager/operator-manager/internal/statuswrite"
 )
@@ -201,6 +202,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		if err != nil {
 			if apierrors.IsConflict(err) {
 				return ctrl.Result{RequeueAfter: time.Second}, nil
+			}
+			if !refusal.Momentary(err) && !passedGate(&s.csv.Status) {
+				// Retried with backoff, and said where the Blueprint reads its CSV: the
+				// revision's progress (and its deadline's words, if it never goes
+				// through) name the error, not "is new" for as long as it lasts. A
+				// version that runs keeps its phase: its health is judged apart.
+				s.decide(omv1alpha1.CSVInstalling, omv1.ReasonReconcileError, "%v (retried with backoff)", err)
+				r.setPhase(s)
 			}
 			return ctrl.Result{}, err
 		}
