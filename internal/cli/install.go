@@ -24,6 +24,7 @@ import (
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
 	"github.com/operator-manager/operator-manager/internal/controller/blueprint"
+	"github.com/operator-manager/operator-manager/internal/controller/subscription"
 	"github.com/operator-manager/operator-manager/internal/installevents"
 	"github.com/operator-manager/operator-manager/internal/operatorgroup"
 	"github.com/operator-manager/operator-manager/internal/render"
@@ -937,7 +938,13 @@ func printStatus(w io.Writer, doc statusDoc) {
 	if s.Status.CurrentCSV != "" && s.Status.CurrentCSV != s.Status.InstalledCSV {
 		fmt.Fprintf(w, "Wanted:\t%s\n", s.Status.CurrentCSV)
 	}
-	fmt.Fprintf(w, "Status:\t%s\n", s.Status.Opstatus)
+	status := s.Status.Opstatus
+	if status == "" {
+		// No Blueprint to mirror (nothing started, or its creation fails): the state the
+		// metrics and the console give it.
+		status = subscription.State(&s.Status)
+	}
+	fmt.Fprintf(w, "Status:\t%s\n", status)
 	if s.Spec.Paused {
 		fmt.Fprintf(w, "Paused:\tyes: %s until `operator-manager resume %s`\n", pausedMeans, s.Name)
 	}

@@ -34,6 +34,8 @@ func TestPrintStatus(t *testing.T) {
 	windowed.Spec.UpgradeWindows = []omv1.UpgradeWindow{{Schedule: "0 0 1 1 *", Duration: metav1.Duration{Duration: time.Minute}, TimeZone: "UTC"}}
 	paused := sub("x-operator", "x.v1", "1", "x.v1")
 	paused.Spec.Paused = true
+	failing := sub("", "", "", "x.v1")
+	failing.Status.Conditions = []metav1.Condition{{Type: omv1.ConditionReady, Status: metav1.ConditionFalse, Reason: omv1.ReasonReconcileError, Message: "creating Blueprint ns/x: failed calling webhook"}}
 	next := time.Date(time.Now().UTC().Year()+1, 1, 1, 0, 0, 0, 0, time.UTC).Format(time.RFC3339)
 	for _, tc := range []struct {
 		name      string
@@ -45,6 +47,7 @@ func TestPrintStatus(t *testing.T) {
 		{"not paused", sub("x-operator", "x.v1", "1", "x.v1"), nil, nil, []string{"Paused:"}},
 		{"its upgrade windows", windowed, nil, []string{`Upgrade windows: "0 0 1 1 *" for 1m0s (UTC); closed, the next upgrade window opens at ` + next}, nil},
 		{"nothing installed, not resolved", sub("", "", "", ""), nil, []string{"Package: x-operator", "Installed: nothing yet"}, []string{"()", "Wanted:"}},
+		{"no Blueprint to mirror: its state", failing, nil, []string{"Installed: nothing yet Wanted: x.v1 Status: failed"}, nil},
 		{"waits in an InstallPlan", waiting, nil, []string{"Installed: nothing yet Wanted: x.v1", "InstallPlan: install-0123456789"}, nil},
 		{"runs what it wants", sub("x-operator", "x.v1", "1", "x.v1"), nil, []string{"Installed: 1 (x.v1) Status"}, []string{"Wanted:"}},
 		{"held below what it wants", sub("x-operator", "x.v1", "1", "x.v2"), nil, []string{"Installed: 1 (x.v1) Wanted: x.v2"}, []string{"DEPENDS ON", "InstallPlan:"}},
