@@ -37,7 +37,8 @@ package badinput
 //   upgrade-crd-drops-old-stored-version: 1.2.0's CRD drops v1alpha1, stored but no longer the storage version -> custom resources migrated to v1, storedVersions [v1], 1.2.0 runs, crdRepairs names it
 //   install-crd-refused: a CRD whose name is not <plural>.<group> -> CRDRefused naming the CRD
 //   install-serviceaccount-missing: serviceAccountName names no ServiceAccount -> InsufficientPermissions, "does not exist", spec.serviceAccountName
-//   install-deployment-webhook-down: the same webhook on Deployments -> HealthCheckFailed naming the Deployment's apply and the webhook; nothing left
+//   install-deployment-webhook-down: the same webhook on Deployments -> DeadlineExceeded naming the Deployment's apply and the webhook; nothing left
+//   install-secret-webhook-down: the same webhook on Secrets (the stored bundle) -> ReconcileError naming it, then DeadlineExceeded naming it; nothing installed
 //   install-admission-webhook-down: a policy webhook (failurePolicy Fail) on Blueprints whose server is down -> ReconcileError, "failed calling webhook" naming it, a Warning event; the webhook gone -> it installs by itself
 // HTTP catalogs:
 //   http-index-lies-about-bundle-digest: a server whose bundles do not hash to the index's digests -> BundleUnavailable at once, both digests named
@@ -600,9 +601,24 @@ properties:
 		writeCatalog(t, ns, goodGadget(ns))
 		// The same policy webhook on the operator's Deployment: each apply of the CSV
 		// fails. The revision's outcome names the webhook (it once said only that the CSV
-		// "is new"), and nothing of the failed install is left.
+		// "is new"), not a health check that never ran, and nothing of the failed install
+		// is left.
 		hook := policyWebhookDown(t, ns, "apps", "deployments")
-		installFails(t, ns, omv1.ReasonHealthCheckFailed, "did not become healthy within 30s", "applying apps/v1 Deployment", "failed calling webhook", hook)
+		installFails(t, ns, omv1.ReasonDeadlineExceeded, "reached no outcome within its deadline of 30s",
+			"gadget.v1.0.0 is Installing: applying apps/v1 Deployment", "failed calling webhook", hook)
+	}},
+	{name: "install-secret-webhook-down", run: func(t *testing.T, ns string) {
+		writeCatalog(t, ns, goodGadget(ns))
+		// The same policy webhook on Secrets: the Blueprint cannot store the bundle it
+		// installs from. Its error is the Subscription's Ready while it lasts, and what
+		// the revision waited for when its deadline ends it.
+		hook := policyWebhookDown(t, ns, "", "secrets")
+		create(t, ns, subscriptionYAML("gadget", `{startingCSV: gadget.1.0.0, catalog: test, health: {timeout: 30s}}`))
+		waitSubCondition(t, ns, "gadget", omv1.ConditionReady, metav1.ConditionFalse, omv1.ReasonReconcileError, 60*time.Second,
+			"Secret", "failed calling webhook", hook)
+		waitSubCondition(t, ns, "gadget", omv1.ConditionReady, metav1.ConditionFalse, omv1.ReasonDeadlineExceeded, 90*time.Second,
+			"reached no outcome within its deadline of 30s", "failed calling webhook", hook)
+		checkNothingInstalled(t, ns)
 	}},
 
 	// --- HTTP catalogs ---

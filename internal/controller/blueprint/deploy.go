@@ -172,10 +172,11 @@ func deadlineGrace(timeout time.Duration) time.Duration {
 
 // missedDeadline fails a revision that reached no outcome in time, naming what it waited
 // for: the CSV's own state once it runs (a health gate that did not pass is a failed
-// health check), or the step it was at.
+// health check; one whose objects never all applied, its last error retried, is not), or
+// the step it was at.
 func (r *Reconciler) missedDeadline(s *scope, timeout time.Duration, csv *omv1alpha1.ClusterServiceVersion, exists bool) {
 	w := s.work
-	if exists && csv.Status.Revision == w.Revision && csv.Status.Phase == omv1alpha1.CSVInstalling {
+	if exists && csv.Status.Revision == w.Revision && csv.Status.Phase == omv1alpha1.CSVInstalling && csv.Status.Reason != omv1.ReasonReconcileError {
 		r.fail(s, omv1.ReasonHealthCheckFailed, fmt.Sprintf("%s did not become healthy within %s: %s", w.CSVName, timeout, csv.Status.Message))
 		return
 	}
@@ -183,8 +184,11 @@ func (r *Reconciler) missedDeadline(s *scope, timeout time.Duration, csv *omv1al
 	if exists && csv.Status.Revision == w.Revision {
 		last = fmt.Sprintf("%s is %s: %s", csv.Name, csv.Status.Phase.OrNew(), csv.Status.Message)
 	}
-	if c := meta.FindStatusCondition(s.bp.Status.Conditions, omv1.ConditionReady); c != nil && c.Reason == omv1.ReasonRefusedByAPIServer {
-		last = c.Message // the last pass stopped at a write the API server refused: that is what it waited for
+	if c := meta.FindStatusCondition(s.bp.Status.Conditions, omv1.ConditionReady); c != nil &&
+		(c.Reason == omv1.ReasonRefusedByAPIServer || c.Reason == omv1.ReasonReconcileError) {
+		// The last pass stopped at a write the API server refused, or at an error it
+		// retried: that is what it waited for.
+		last = c.Message
 	}
 	if last == "" {
 		last = "nothing started"
