@@ -39,6 +39,7 @@ package badinput
 //   install-serviceaccount-missing: serviceAccountName names no ServiceAccount -> InsufficientPermissions, "does not exist", spec.serviceAccountName
 //   install-deployment-webhook-down: the same webhook on Deployments -> DeadlineExceeded naming the Deployment's apply and the webhook; nothing left
 //   install-secret-webhook-down: the same webhook on Secrets (the stored bundle) -> ReconcileError naming it, then DeadlineExceeded naming it; nothing installed
+//   install-secret-webhook-back-up: the same, the webhook gone within the deadline -> it installs by itself, the error's words gone
 //   install-admission-webhook-down: a policy webhook (failurePolicy Fail) on Blueprints whose server is down -> ReconcileError, "failed calling webhook" naming it, a Warning event; the webhook gone -> it installs by itself
 // HTTP catalogs:
 //   http-index-lies-about-bundle-digest: a server whose bundles do not hash to the index's digests -> BundleUnavailable at once, both digests named
@@ -619,6 +620,27 @@ properties:
 		waitSubCondition(t, ns, "gadget", omv1.ConditionReady, metav1.ConditionFalse, omv1.ReasonDeadlineExceeded, 90*time.Second,
 			"reached no outcome within its deadline of 30s", "failed calling webhook", hook)
 		checkNothingInstalled(t, ns)
+	}},
+	{name: "install-secret-webhook-back-up", run: func(t *testing.T, ns string) {
+		writeCatalog(t, ns, goodGadget(ns))
+		hook := policyWebhookDown(t, ns, "", "secrets")
+		create(t, ns, subscriptionYAML("gadget", `{startingCSV: gadget.1.0.0, catalog: test, health: {timeout: 2m}}`))
+		waitSubCondition(t, ns, "gadget", omv1.ConditionReady, metav1.ConditionFalse, omv1.ReasonReconcileError, 60*time.Second,
+			"Secret", "failed calling webhook", hook)
+		// The webhook back (here: gone) within the revision's deadline: the install goes
+		// on by itself, and the error's words go with it.
+		if err := k8s.Delete(ctx(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: hook}}); err != nil {
+			t.Fatal(err)
+		}
+		waitRunning(t, ns, "gadget", "gadget.v1.0.0")
+		waitSubCondition(t, ns, "gadget", omv1.ConditionReady, metav1.ConditionTrue, omv1.ReasonSucceeded, 30*time.Second)
+		bp, err := getBlueprint(ns, "gadget")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := condition(bp.Status.Conditions, omv1.ConditionReady); c.Reason == omv1.ReasonReconcileError {
+			t.Errorf("the Blueprint still says %s: %s", c.Reason, c.Message)
+		}
 	}},
 
 	// --- HTTP catalogs ---

@@ -175,6 +175,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	orig := bp.DeepCopy()
 	s := &scope{bp: bp, now: r.Clock.Now()}
 	defer func() {
+		if retErr != nil && !refusal.Momentary(retErr) {
+			// Retried with backoff, and said where a person and the Subscription look,
+			// whichever step failed: a reconcile that keeps failing never reads as a
+			// revision that only waits.
+			setCondition(bp, omv1.ConditionReady, metav1.ConditionFalse, omv1.ReasonReconcileError, retErr.Error())
+		}
 		if equality.Semantic.DeepEqual(orig.Status, bp.Status) {
 			return
 		}
@@ -287,10 +293,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		r.refusals.Delete(bp.UID)
 	}
 	if err != nil {
-		if !refusal.Momentary(err) {
-			setCondition(bp, omv1.ConditionReady, metav1.ConditionFalse, omv1.ReasonReconcileError, err.Error())
-		}
-		return ctrl.Result{}, err
+		return ctrl.Result{}, err // said in Ready (the deferred status write)
 	}
 	if err := r.prune(ctx, s); err != nil {
 		return ctrl.Result{}, err
