@@ -90,7 +90,6 @@ import (
 	"testing"
 	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -593,9 +592,7 @@ properties:
 		checkNothingInstalled(t, ns)
 		// The webhook gone (nothing the manager watches): the retry's backoff, capped at
 		// --max-retry-delay, finds it so and the install goes on.
-		if err := k8s.Delete(ctx(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: hook}}); err != nil {
-			t.Fatal(err)
-		}
+		removeWebhook(t, hook)
 		waitRunning(t, ns, "gadget", "gadget.v1.0.0")
 	}},
 	{name: "install-deployment-webhook-down", run: func(t *testing.T, ns string) {
@@ -609,29 +606,19 @@ properties:
 			"gadget.v1.0.0 is Installing: applying apps/v1 Deployment", "failed calling webhook", hook)
 	}},
 	{name: "install-secret-webhook-down", run: func(t *testing.T, ns string) {
-		writeCatalog(t, ns, goodGadget(ns))
 		// The same policy webhook on Secrets: the Blueprint cannot store the bundle it
 		// installs from. Its error is the Subscription's Ready while it lasts, and what
 		// the revision waited for when its deadline ends it.
-		hook := policyWebhookDown(t, ns, "", "secrets")
-		create(t, ns, subscriptionYAML("gadget", `{startingCSV: gadget.1.0.0, catalog: test, health: {timeout: 30s}}`))
-		waitSubCondition(t, ns, "gadget", omv1.ConditionReady, metav1.ConditionFalse, omv1.ReasonReconcileError, 60*time.Second,
-			"Secret", "failed calling webhook", hook)
+		hook := installUnderSecretWebhookDown(t, ns, "30s")
 		waitSubCondition(t, ns, "gadget", omv1.ConditionReady, metav1.ConditionFalse, omv1.ReasonDeadlineExceeded, 90*time.Second,
 			"reached no outcome within its deadline of 30s", "failed calling webhook", hook)
 		checkNothingInstalled(t, ns)
 	}},
 	{name: "install-secret-webhook-back-up", run: func(t *testing.T, ns string) {
-		writeCatalog(t, ns, goodGadget(ns))
-		hook := policyWebhookDown(t, ns, "", "secrets")
-		create(t, ns, subscriptionYAML("gadget", `{startingCSV: gadget.1.0.0, catalog: test, health: {timeout: 2m}}`))
-		waitSubCondition(t, ns, "gadget", omv1.ConditionReady, metav1.ConditionFalse, omv1.ReasonReconcileError, 60*time.Second,
-			"Secret", "failed calling webhook", hook)
+		hook := installUnderSecretWebhookDown(t, ns, "2m")
 		// The webhook back (here: gone) within the revision's deadline: the install goes
 		// on by itself, and the error's words go with it.
-		if err := k8s.Delete(ctx(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: hook}}); err != nil {
-			t.Fatal(err)
-		}
+		removeWebhook(t, hook)
 		waitRunning(t, ns, "gadget", "gadget.v1.0.0")
 		waitSubCondition(t, ns, "gadget", omv1.ConditionReady, metav1.ConditionTrue, omv1.ReasonSucceeded, 30*time.Second)
 		bp, err := getBlueprint(ns, "gadget")

@@ -808,3 +808,26 @@ func policyWebhookDown(t *testing.T, ns, group, resource string) string {
 	t.Cleanup(func() { _ = client.IgnoreNotFound(k8s.Delete(ctx(), hook)) })
 	return name
 }
+
+// removeWebhook deletes the webhook configuration policyWebhookDown made: the policy
+// engine back, as far as the API server can tell.
+func removeWebhook(t *testing.T, name string) {
+	t.Helper()
+	if err := k8s.Delete(ctx(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// installUnderSecretWebhookDown subscribes to gadget 1.0.0 (health timeout timeout) under a
+// policy webhook on the namespace's Secrets that is down, and waits for the Subscription
+// to say the Blueprint's error (ReconcileError, naming the webhook). It returns the
+// webhook's name.
+func installUnderSecretWebhookDown(t *testing.T, ns, timeout string) string {
+	t.Helper()
+	writeCatalog(t, ns, goodGadget(ns))
+	hook := policyWebhookDown(t, ns, "", "secrets")
+	create(t, ns, subscriptionYAML("gadget", `{startingCSV: gadget.1.0.0, catalog: test, health: {timeout: `+timeout+`}}`))
+	waitSubCondition(t, ns, "gadget", omv1.ConditionReady, metav1.ConditionFalse, omv1.ReasonReconcileError, 60*time.Second,
+		"Secret", "failed calling webhook", hook)
+	return hook
+}
