@@ -203,11 +203,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			if apierrors.IsConflict(err) {
 				return ctrl.Result{RequeueAfter: time.Second}, nil
 			}
-			if !refusal.Momentary(err) && !passedGate(&s.csv.Status) {
+			if st := &s.csv.Status; !refusal.Momentary(err) && !passedGate(st) && st.Phase != omv1alpha1.CSVFailed {
 				// Retried with backoff, and said where the Blueprint reads its CSV: the
 				// revision's progress (and its deadline's words, if it never goes
 				// through) name the error, not "is new" for as long as it lasts. A
-				// version that runs keeps its phase: its health is judged apart.
+				// version that runs keeps its phase (its health is judged apart), and so
+				// does a gate's failure verdict, which sticks.
 				s.decide(omv1alpha1.CSVInstalling, omv1.ReasonReconcileError, "%v (retried with backoff)", err)
 				r.setPhase(s)
 			}
