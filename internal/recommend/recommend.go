@@ -81,7 +81,7 @@ func Evaluate(ctx context.Context, req Request) (*Result, error) {
 			// As the manager holds it: a version the installations depending on this
 			// one would no longer accept is not installed.
 			if broken := resolve.Breaks(b, current, dependents); len(broken) > 0 {
-				return fmt.Errorf("it would break the installations that depend on this one: %s", strings.Join(broken, "; "))
+				return errors.New(resolve.BreaksMessage(broken))
 			}
 			notes, err := Preflight(ctx, req.Client, req.Dynamic, req.Catalog, b)
 			for _, n := range notes {

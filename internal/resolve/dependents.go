@@ -2,6 +2,7 @@ package resolve
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/operator-manager/operator-manager/internal/catalog"
 )
@@ -62,4 +63,10 @@ func Breaks(next, current *catalog.Bundle, dependents []Dependent) []string {
 		}
 	}
 	return out
+}
+
+// BreaksMessage says why a version is not installed when Breaks found what it would break:
+// the words the Subscription and `recommend` both give.
+func BreaksMessage(broken []string) string {
+	return "it would break the installations that depend on this one: " + strings.Join(broken, "; ")
 }

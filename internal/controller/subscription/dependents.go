@@ -3,7 +3,6 @@ package subscription
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -83,8 +82,8 @@ func (r *Reconciler) wantedBy(ctx context.Context, d *omv1.Blueprint) *catalog.B
 // the installations depending on this one: nothing changes, the running version stays.
 func refusedForDependents(next *catalog.Bundle, bp *omv1.Blueprint, broken []string) *resolve.Error {
 	return &resolve.Error{Reason: resolve.ReasonUnsatisfiable, Message: fmt.Sprintf(
-		"%s is not installed, %s keeps running: it would break the installations that depend on this one: %s; upgrade or uninstall them first, or ask for a version they accept",
-		next.CSVName, bp.Status.CurrentCSV, strings.Join(broken, "; "))}
+		"%s is not installed, %s keeps running: %s; upgrade or uninstall them first, or ask for a version they accept",
+		next.CSVName, bp.Status.CurrentCSV, resolve.BreaksMessage(broken))}
 }
 
 // heldForDependents reports whether a Subscription's last word is that it stays where it
