@@ -40,6 +40,7 @@ package badinput
 //   install-deployment-webhook-down: the same webhook on Deployments -> DeadlineExceeded naming the Deployment's apply and the webhook; nothing left
 //   install-secret-webhook-down: the same webhook on Secrets (the stored bundle) -> ReconcileError naming it, then DeadlineExceeded naming it; nothing installed
 //   install-secret-webhook-back-up: the same, the webhook gone within the deadline -> it installs by itself, the error's words gone
+//   running-repair-webhook-down: a running version's Roles deleted under a policy webhook on Roles that is down -> Ready False ReconcileError naming the restore and the webhook (it once said "Succeeded"); the webhook gone -> restored, Ready True
 //   install-admission-webhook-down: a policy webhook (failurePolicy Fail) on Blueprints whose server is down -> ReconcileError, "failed calling webhook" naming it, a Warning event; the webhook gone -> it installs by itself
 // HTTP catalogs:
 //   http-index-lies-about-bundle-digest: a server whose bundles do not hash to the index's digests -> BundleUnavailable at once, both digests named
@@ -92,6 +93,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -613,6 +615,26 @@ properties:
 		waitSubCondition(t, ns, "gadget", omv1.ConditionReady, metav1.ConditionFalse, omv1.ReasonDeadlineExceeded, 90*time.Second,
 			"reached no outcome within its deadline of 30s", "failed calling webhook", hook)
 		checkNothingInstalled(t, ns)
+	}},
+	{name: "running-repair-webhook-down", run: func(t *testing.T, ns string) {
+		writeCatalog(t, ns, goodGadget(ns))
+		create(t, ns, subscriptionYAML("gadget", `{startingCSV: gadget.1.0.0, catalog: test}`))
+		waitRunning(t, ns, "gadget", "gadget.v1.0.0")
+		// A running version's Roles deleted by hand while a policy webhook on Roles is
+		// down: the repair fails. It was retried and only logged, and the installation
+		// said Succeeded, "N objects applied", over the missing Roles.
+		hook := policyWebhookDown(t, ns, "rbac.authorization.k8s.io", "roles")
+		if err := k8s.DeleteAllOf(ctx(), &rbacv1.Role{}, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		waitSubCondition(t, ns, "gadget", omv1.ConditionReady, metav1.ConditionFalse, omv1.ReasonReconcileError, 60*time.Second,
+			"gadget.v1.0.0 cannot be kept as installed", "restoring Role "+ns+"/", "(deleted)", "failed calling webhook", hook)
+		removeWebhook(t, hook)
+		waitSubCondition(t, ns, "gadget", omv1.ConditionReady, metav1.ConditionTrue, omv1.ReasonSucceeded, 90*time.Second)
+		roles := &rbacv1.RoleList{}
+		if err := k8s.List(ctx(), roles, client.InNamespace(ns)); err != nil || len(roles.Items) == 0 {
+			t.Errorf("the Roles were not restored once the webhook was gone (%v)", err)
+		}
 	}},
 	{name: "install-secret-webhook-back-up", run: func(t *testing.T, ns string) {
 		hook := installUnderSecretWebhookDown(t, ns, "2m")

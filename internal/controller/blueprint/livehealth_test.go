@@ -31,6 +31,7 @@ func TestLiveVerdict(t *testing.T) {
 		{"a configuration change in its gate", csv(omv1alpha1.CSVInstalling, "InstallWaiting", "waiting for the deployment controller"), metav1.ConditionUnknown, ReasonHealthGateRunning, "is in its health gate again (its configuration changed, or it was created again): waiting for the deployment controller"},
 		{"targets its install modes refuse: it runs on as deployed", csv(omv1alpha1.CSVFailed, "UnsupportedOperatorGroup", "spec.targetNamespaces [a b] needs install mode MultiNamespace; nothing was changed"), metav1.ConditionFalse, "UnsupportedOperatorGroup", "x.v1: its configuration cannot be applied: spec.targetNamespaces [a b]"},
 		{"a config the API server refuses: it runs on as deployed", csv(omv1alpha1.CSVFailed, "InstallFailed", `applying apps/v1 Deployment a/x: requests: Invalid value: "2Gi"`), metav1.ConditionFalse, "InstallFailed", "x.v1: its configuration cannot be applied, and the operator runs on as it was deployed: applying apps/v1 Deployment"},
+		{"its objects cannot be kept as installed", csv(omv1alpha1.CSVFailed, "ReconcileError", `restoring Role a/x (deleted): failed calling webhook "policy"`), metav1.ConditionFalse, "ReconcileError", `x.v1 cannot be kept as installed (retried every 30s): restoring Role a/x (deleted): failed calling webhook "policy"`},
 		{"its CSV gone", nil, metav1.ConditionFalse, "CSVMissing", "x.v1 does not exist"},
 	} {
 		status, reason, msg := liveVerdict("x.v1", tc.csv)

@@ -22,6 +22,7 @@ import (
 	"github.com/operator-manager/operator-manager/internal/installplan"
 	"github.com/operator-manager/operator-manager/internal/metrics"
 	"github.com/operator-manager/operator-manager/internal/operatorgroup"
+	"github.com/operator-manager/operator-manager/internal/refusal"
 )
 
 // latest returns the newest revision, or nil.
@@ -391,6 +392,10 @@ func liveVerdict(current string, csv *omv1alpha1.ClusterServiceVersion) (metav1.
 		// An object the API server refused (a config whose requests exceed its limits, a
 		// policy): the refused object, and what depends on it, stay as they were.
 		return metav1.ConditionFalse, csv.Status.Reason, fmt.Sprintf("%s: its configuration cannot be applied, and the operator runs on as it was deployed: %s", csv.Name, csv.Status.Message)
+	case csv.Status.Phase == omv1alpha1.CSVFailed && csv.Status.Reason == omv1.ReasonReconcileError:
+		// Its objects cannot be kept as installed (a repair fails, say, under a policy
+		// webhook that is down): nothing is known to be wrong with its pods.
+		return metav1.ConditionFalse, csv.Status.Reason, fmt.Sprintf("%s cannot be kept as installed (retried every %s): %s", csv.Name, refusal.RetryAfter, csv.Status.Message)
 	case csv.Status.Phase == omv1alpha1.CSVFailed:
 		return metav1.ConditionFalse, csv.Status.Reason, fmt.Sprintf("%s is unhealthy: %s", csv.Name, csv.Status.Message)
 	}

@@ -167,12 +167,23 @@ func appliedCondition(n int, who string, absent []string) metav1.Condition {
 // refused handles an apply the API server refused: a transient error is returned for a
 // retry with backoff; a lasting refusal is retried for installRetryBudget and then fails
 // the CSV with the refusal named (the Blueprint then applies its rollback policy).
+//
+// A running version's repair that fails with an error that is no refusal but is not
+// momentary either (a policy webhook that is down answers 500 "failed calling webhook")
+// is said as a refusal is, with the reason ReconcileError: before, it was retried with
+// backoff and only logged, and the CSV said "Succeeded, N objects applied" over a Role
+// deleted by hand that could not be restored. A version in its health gate keeps the
+// gate's own handling: the error in its phase until its deadline.
 func (r *Reconciler) refused(s *scope, err error) (bool, error) {
 	ref := kubeapply.Classify(err)
-	if !ref.Permanent {
-		return true, err
-	}
 	st := &s.csv.Status
+	if !ref.Permanent {
+		running := passedGate(st) || st.Phase == omv1alpha1.CSVFailed && st.Reason == omv1.ReasonReconcileError
+		if !running || refusal.Momentary(err) {
+			return true, err
+		}
+		ref.Reason = omv1.ReasonReconcileError
+	}
 	// A version that was applied whole once (its render recorded) and ran: its repair or
 	// its new config is what the API server refuses.
 	ran := passedGate(st) || st.RenderHash != ""
@@ -182,8 +193,17 @@ func (r *Reconciler) refused(s *scope, err error) (bool, error) {
 	if since.IsZero() {
 		since = s.now
 	}
-	if waited := s.now.Sub(since); waited < installRetryBudget && !passedGate(st) {
+	waited := s.now.Sub(since)
+	switch {
+	case waited < installRetryBudget && !passedGate(st):
 		s.decide(omv1alpha1.CSVInstalling, ref.Reason, "the API server refused an object; retrying for %s: %v", (installRetryBudget - waited).Round(time.Second), err)
+		s.result = ctrl.Result{RequeueAfter: installRetryBudget/3 + time.Second}
+		return true, nil
+	case waited < installRetryBudget && ref.Reason == omv1.ReasonReconcileError:
+		// A webhook restarting fails a few requests: the version keeps its phase (its
+		// Installed condition says the error) for the budget before it is unhealthy. Kept
+		// here, since the steps before decided the phase of a CSV yet to be applied.
+		s.decide(st.Phase, st.Reason, "%s", st.Message)
 		s.result = ctrl.Result{RequeueAfter: installRetryBudget/3 + time.Second}
 		return true, nil
 	}
