@@ -164,23 +164,32 @@ var (
 type celCompiled struct {
 	prog constraints.CelProgram
 	err  error
+	// bound, when bounded, narrows the bundles the rule can hold for (celHint).
+	bound   celBound
+	bounded bool
 }
 
 func celProgram(rule string) (constraints.CelProgram, error) {
+	c := celCompile(rule)
+	return c.prog, c.err
+}
+
+func celCompile(rule string) celCompiled {
 	if v, ok := celPrograms.Load(rule); ok {
-		c := v.(celCompiled)
-		return c.prog, c.err
+		return v.(celCompiled)
 	}
 	var c celCompiled
 	if strings.TrimSpace(rule) == "" {
 		c.err = errors.New("is empty")
 	} else if c.prog, c.err = celEnv().Validate(rule); c.err != nil {
 		c.err = errors.New(celErrorLine(c.err))
+	} else {
+		c.bound, c.bounded = celHint(rule)
 	}
 	if celProgramsN.Add(1) <= maxCELPrograms {
 		celPrograms.Store(rule, c)
 	}
-	return c.prog, c.err
+	return c
 }
 
 // celErrorLine writes CEL's compile errors on one line, for a catalog's rejection list and
@@ -233,8 +242,9 @@ func (s Subject) apis() []GVK {
 
 // Hint narrows the bundles that can meet d to those of some packages or owning some
 // GVKs, which the index finds without evaluating d on every bundle; ok is false when d
-// gives no such bound (a CEL rule, a label, not). A bundle outside the hint never meets d;
-// one inside must still be checked with Matches.
+// gives no such bound (a label, not, a CEL rule whose shape names no package or GVK it
+// needs: celHint). A bundle outside the hint never meets d; one inside must still be
+// checked with Matches.
 func (d Dependency) Hint() (pkgs []string, gvks []GVK, ok bool) {
 	switch d.Type {
 	case DependencyPackage:
@@ -253,6 +263,10 @@ func hint(c *constraints.Constraint) (pkgs []string, gvks []GVK, ok bool) {
 		return []string{c.Package.PackageName}, nil, true
 	case c.GVK != nil:
 		return nil, []GVK{{Group: c.GVK.Group, Version: c.GVK.Version, Kind: c.GVK.Kind}}, true
+	case c.Cel != nil:
+		if cc := celCompile(c.Cel.Rule); cc.err == nil && cc.bounded {
+			return slices.Clone(cc.bound.pkgs), slices.Clone(cc.bound.gvks), true
+		}
 	case c.All != nil:
 		// Every member must hold, so any member's bound bounds the whole.
 		for i := range c.All.Constraints {
