@@ -41,6 +41,7 @@ package badinput
 //   install-secret-webhook-down: the same webhook on Secrets (the stored bundle) -> ReconcileError naming it, then DeadlineExceeded naming it; nothing installed
 //   install-secret-webhook-back-up: the same, the webhook gone within the deadline -> it installs by itself, the error's words gone
 //   running-repair-webhook-down: a running version's Roles deleted under a policy webhook on Roles that is down -> Ready False ReconcileError naming the restore and the webhook (it once said "Succeeded"); the webhook gone -> restored, Ready True
+//   config-change-deployment-webhook-down: a running version's config changed under a policy webhook on Deployments that is down -> past its health timeout Ready False ReconcileError "its configuration change could not be applied" naming the webhook (it once said "in its health gate again" for good); the webhook gone -> applied, Ready True
 //   install-admission-webhook-down: a policy webhook (failurePolicy Fail) on Blueprints whose server is down -> ReconcileError, "failed calling webhook" naming it, a Warning event; the webhook gone -> it installs by itself
 // HTTP catalogs:
 //   http-index-lies-about-bundle-digest: a server whose bundles do not hash to the index's digests -> BundleUnavailable at once, both digests named
@@ -86,6 +87,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -634,6 +636,35 @@ properties:
 		roles := &rbacv1.RoleList{}
 		if err := k8s.List(ctx(), roles, client.InNamespace(ns)); err != nil || len(roles.Items) == 0 {
 			t.Errorf("the Roles were not restored once the webhook was gone (%v)", err)
+		}
+	}},
+	{name: "config-change-deployment-webhook-down", run: func(t *testing.T, ns string) {
+		writeCatalog(t, ns, goodGadget(ns))
+		create(t, ns, subscriptionYAML("gadget", `{startingCSV: gadget.1.0.0, catalog: test, health: {timeout: 20s}}`))
+		waitRunning(t, ns, "gadget", "gadget.v1.0.0")
+		// A configuration change of the running version while a policy webhook on
+		// Deployments is down: nothing it applies can be judged, so its health gate
+		// never reached a verdict and the installation said "in its health gate again"
+		// for as long as the fault lasted.
+		hook := policyWebhookDown(t, ns, "apps", "deployments")
+		sub, err := getSub(ns, "gadget")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sub.Spec.Config = &omv1.SubscriptionConfig{Env: []corev1.EnvVar{{Name: "LOG_LEVEL", Value: "debug"}}}
+		if err := k8s.Update(ctx(), sub); err != nil {
+			t.Fatal(err)
+		}
+		waitSubCondition(t, ns, "gadget", omv1.ConditionReady, metav1.ConditionFalse, omv1.ReasonReconcileError, 90*time.Second,
+			"gadget.v1.0.0: its configuration change could not be applied within its health timeout of 20s", "applying apps/v1 Deployment", "failed calling webhook", hook)
+		removeWebhook(t, hook)
+		waitSubCondition(t, ns, "gadget", omv1.ConditionReady, metav1.ConditionTrue, omv1.ReasonSucceeded, 90*time.Second)
+		d := &appsv1.Deployment{}
+		if err := k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "gadget-operator"}, d); err != nil {
+			t.Fatal(err)
+		}
+		if env := d.Spec.Template.Spec.Containers[0].Env; !slices.ContainsFunc(env, func(e corev1.EnvVar) bool { return e.Name == "LOG_LEVEL" && e.Value == "debug" }) {
+			t.Errorf("the configuration change was not applied once the webhook was gone: env %v", env)
 		}
 	}},
 	{name: "install-secret-webhook-back-up", run: func(t *testing.T, ns string) {

@@ -3,6 +3,7 @@ package blueprint
 import (
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -19,6 +20,15 @@ func TestLiveVerdict(t *testing.T) {
 		c.Name, c.Status.Phase, c.Status.Reason, c.Status.Message = "x.v1", phase, reason, msg
 		return c
 	}
+	now := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	// gate: a CSV whose health gate began ago, with that health-timeout annotation.
+	gate := func(c *omv1alpha1.ClusterServiceVersion, ago time.Duration, timeout string) *omv1alpha1.ClusterServiceVersion {
+		c.Status.GateStartTime = &metav1.Time{Time: now.Add(-ago)}
+		if timeout != "" {
+			c.Annotations = map[string]string{omv1.AnnotationHealthTimeout: timeout}
+		}
+		return c
+	}
 	for _, tc := range []struct {
 		name         string
 		csv          *omv1alpha1.ClusterServiceVersion
@@ -32,9 +42,13 @@ func TestLiveVerdict(t *testing.T) {
 		{"targets its install modes refuse: it runs on as deployed", csv(omv1alpha1.CSVFailed, "UnsupportedOperatorGroup", "spec.targetNamespaces [a b] needs install mode MultiNamespace; nothing was changed"), metav1.ConditionFalse, "UnsupportedOperatorGroup", "x.v1: its configuration cannot be applied: spec.targetNamespaces [a b]"},
 		{"a config the API server refuses: it runs on as deployed", csv(omv1alpha1.CSVFailed, "InstallFailed", `applying apps/v1 Deployment a/x: requests: Invalid value: "2Gi"`), metav1.ConditionFalse, "InstallFailed", "x.v1: its configuration cannot be applied, and the operator runs on as it was deployed: applying apps/v1 Deployment"},
 		{"its objects cannot be kept as installed", csv(omv1alpha1.CSVFailed, "ReconcileError", `restoring Role a/x (deleted): failed calling webhook "policy"`), metav1.ConditionFalse, "ReconcileError", `x.v1 cannot be kept as installed (retried every 30s): restoring Role a/x (deleted): failed calling webhook "policy"`},
+		{"a configuration change that cannot be applied, within its timeout", gate(csv(omv1alpha1.CSVInstalling, "ReconcileError", "applying apps/v1 Deployment a/x: failed calling webhook"), 30*time.Second, "40s"), metav1.ConditionUnknown, ReasonHealthGateRunning, "is in its health gate again"},
+		{"a configuration change that cannot be applied, past its timeout", gate(csv(omv1alpha1.CSVInstalling, "ReconcileError", "applying apps/v1 Deployment a/x: failed calling webhook"), 41*time.Second, "40s"), metav1.ConditionFalse, "ReconcileError", "x.v1: its configuration change could not be applied within its health timeout of 40s (retried with backoff): applying apps/v1 Deployment"},
+		{"past the default timeout", gate(csv(omv1alpha1.CSVInstalling, "ReconcileError", "failed calling webhook"), 6*time.Minute, ""), metav1.ConditionFalse, "ReconcileError", "within its health timeout of 5m0s"},
+		{"a slow rollout past its timeout is the gate's to judge", gate(csv(omv1alpha1.CSVInstalling, "Installing", "0/1 available"), 41*time.Second, "40s"), metav1.ConditionUnknown, ReasonHealthGateRunning, "0/1 available"},
 		{"its CSV gone", nil, metav1.ConditionFalse, "CSVMissing", "x.v1 does not exist"},
 	} {
-		status, reason, msg := liveVerdict("x.v1", tc.csv)
+		status, reason, msg := liveVerdict("x.v1", tc.csv, now)
 		if status != tc.status || reason != tc.reason || !strings.Contains(msg, tc.says) {
 			t.Errorf("%s: %s %s %q; want %s %s saying %q", tc.name, status, reason, msg, tc.status, tc.reason, tc.says)
 		}

@@ -302,7 +302,7 @@ func (r *Reconciler) liveHealth(ctx context.Context, s *scope) error {
 		}
 		csv = nil
 	}
-	status, reason, msg := liveVerdict(bp.Status.CurrentCSV, csv)
+	status, reason, msg := liveVerdict(bp.Status.CurrentCSV, csv, s.now)
 	if csv != nil {
 		r.seen(bp, csv.ResourceVersion, s.now)
 		missing, err := r.missingCRDs(ctx, csv)
@@ -378,7 +378,7 @@ const ReasonHealthGateRunning = "HealthGateRunning"
 // csv (nil when it does not exist): True when the CSV is Succeeded, False when it failed
 // or is gone, and Unknown while it passes its health gate again after a configuration
 // change: not yet judged, which is no fault (before, it read as unhealthy, with a Warning).
-func liveVerdict(current string, csv *omv1alpha1.ClusterServiceVersion) (metav1.ConditionStatus, string, string) {
+func liveVerdict(current string, csv *omv1alpha1.ClusterServiceVersion, now time.Time) (metav1.ConditionStatus, string, string) {
 	switch {
 	case csv == nil:
 		return metav1.ConditionFalse, "CSVMissing", current + " does not exist"
@@ -399,7 +399,26 @@ func liveVerdict(current string, csv *omv1alpha1.ClusterServiceVersion) (metav1.
 	case csv.Status.Phase == omv1alpha1.CSVFailed:
 		return metav1.ConditionFalse, csv.Status.Reason, fmt.Sprintf("%s is unhealthy: %s", csv.Name, csv.Status.Message)
 	}
+	if timeout, over := gateOver(csv, now); over && csv.Status.Reason == omv1.ReasonReconcileError {
+		// A configuration change whose objects could not be applied for its whole health
+		// timeout (a policy webhook down on Deployments): its CSV's gate never reaches a
+		// verdict, since nothing it applied can be judged. Without this the installation
+		// said "in its health gate again" for as long as the fault lasted, Unknown, which
+		// no alert fires on.
+		return metav1.ConditionFalse, csv.Status.Reason, fmt.Sprintf("%s: its configuration change could not be applied within its health timeout of %s (retried with backoff): %s", csv.Name, timeout, csv.Status.Message)
+	}
 	return metav1.ConditionUnknown, ReasonHealthGateRunning, fmt.Sprintf("%s is in its health gate again (its configuration changed, or it was created again): %s", csv.Name, csv.Status.Message)
+}
+
+// gateOver says whether the health gate csv runs began longer ago than its timeout (the
+// CSV's health-timeout annotation, as its gate reads it), and gives the timeout.
+func gateOver(csv *omv1alpha1.ClusterServiceVersion, now time.Time) (time.Duration, bool) {
+	timeout := DefaultHealthTimeout
+	if d, err := time.ParseDuration(csv.Annotations[omv1.AnnotationHealthTimeout]); err == nil && d > 0 {
+		timeout = d
+	}
+	started := csv.Status.GateStartTime
+	return timeout, started != nil && now.Sub(started.Time) > timeout
 }
 
 // healthChange names the change of live health that before (the Healthy condition as it
