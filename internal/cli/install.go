@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	appsv1 "k8s.io/api/apps/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -112,6 +113,17 @@ no flags at all install it again after an uninstall (option: delete).`,
 			switch {
 			case existing == nil:
 				spec.StartingCSV, spec.Package, spec.Channel, spec.Version = want.StartingCSV, want.Package, want.Channel, want.Version
+				// A second Subscription of a package in one namespace is refused by the
+				// manager (PackageAlreadySubscribed), and was left behind, failed, by a
+				// person who meant the one already there under another name.
+				others := &omv1.SubscriptionList{}
+				if err := c.List(ctx, others, client.InNamespace(ns)); err != nil {
+					return err
+				}
+				if other := subscription.SubscribedAlready(others.Items, sub.Name, spec); other != nil {
+					return fmt.Errorf("subscription %s/%s already installs package %q, and a namespace runs one version of a package: change that one (operator-manager install %s%s), or install this one side by side in another namespace; nothing was created",
+						ns, other.Name, subscription.PackageOf(other), other.Name, flagsGiven(cmd))
+				}
 				sub.Spec = spec
 				if err := c.Create(ctx, sub); err != nil {
 					return err
@@ -167,6 +179,32 @@ no flags at all install it again after an uninstall (option: delete).`,
 	f.BoolVar(&wait, "wait", false, "wait until the operator is installed and healthy, printing progress")
 	f.DurationVar(&timeout, "timeout", 10*time.Minute, "how long --wait waits")
 	return cmd
+}
+
+// flagsGiven writes the flags given to cmd again (" --version 1.2.0"), for a command line
+// to suggest.
+func flagsGiven(cmd *cobra.Command) string {
+	var b strings.Builder
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if cmd.Flags().Lookup(f.Name) == nil || cmd.InheritedFlags().Lookup(f.Name) != nil {
+			return
+		}
+		values := []string{f.Value.String()}
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			values = sv.GetSlice()
+		}
+		for _, v := range values {
+			if f.Value.Type() == "bool" {
+				fmt.Fprintf(&b, " --%s", f.Name)
+				continue
+			}
+			if v == "" || strings.ContainsAny(v, " \t\"'<>|&;*?$") {
+				v = strconv.Quote(v)
+			}
+			fmt.Fprintf(&b, " --%s %s", f.Name, v)
+		}
+	})
+	return b.String()
 }
 
 // wantedVersion is what install asks for: the version flags given, else what the

@@ -13,6 +13,7 @@ import (
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	"github.com/operator-manager/operator-manager/internal/controller/blueprint"
 	"github.com/operator-manager/operator-manager/internal/controller/catalogsource"
+	"github.com/operator-manager/operator-manager/internal/controller/subscription"
 )
 
 // change is what a request changes (or, dry run, would change).
@@ -88,6 +89,18 @@ func (s *Server) install(w http.ResponseWriter, r *http.Request, id *identity) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: req.Namespace, Name: req.Name},
 		Spec: omv1.SubscriptionSpec{Option: omv1.OptionCreate, Package: req.Package, Channel: req.Channel, Version: req.Version,
 			Catalog: catName, Approval: omv1.Approval(req.Approval), TargetNamespaces: req.TargetNamespaces, ServiceAccountName: req.ServiceAccountName},
+	}
+	// The manager refuses a second Subscription of a package in a namespace; it is not
+	// made only to be left behind, failed.
+	others := &omv1.SubscriptionList{}
+	if err := id.c.List(r.Context(), others, client.InNamespace(req.Namespace)); err != nil {
+		writeError(w, err)
+		return
+	}
+	if other := subscription.SubscribedAlready(others.Items, req.Name, sub.Spec); other != nil {
+		writeError(w, conflict("Subscription %s/%s already installs package %q, and a namespace runs one version of a package: change that one, or install this one in another namespace",
+			req.Namespace, other.Name, subscription.PackageOf(other)))
+		return
 	}
 	var opts []client.CreateOption
 	if req.DryRun {

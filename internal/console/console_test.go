@@ -369,6 +369,16 @@ func TestInstall(t *testing.T) {
 	if r.code != http.StatusConflict || !strings.Contains(string(r.body), "already exists") {
 		t.Errorf("again: %d %s", r.code, r.body)
 	}
+	// One of the same package by another name: refused before it is made (the manager
+	// would refuse it, PackageAlreadySubscribed, and it was left behind failed).
+	body["name"] = "another"
+	r = call(t, ts, "POST", "/api/subscriptions", body, nil)
+	if r.code != http.StatusConflict || !strings.Contains(string(r.body), `Subscription `+ns+`/installed already installs package \"cache-operator\"`) {
+		t.Errorf("a second Subscription of the package: %d %s", r.code, r.body)
+	}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "another"}, &omv1.Subscription{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the refused install made Subscription %s/another (%v)", ns, err)
+	}
 }
 
 // installation makes a Subscription and its Blueprint with a history of two good

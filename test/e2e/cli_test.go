@@ -8,6 +8,12 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
 )
 
 // cli runs the operator-manager command line against the cluster.
@@ -43,15 +49,28 @@ func TestCLI(t *testing.T) {
 	}
 
 	// A second Subscription of the same package in the namespace (here the package of its
-	// name: no --csv or --package) is refused, naming the first.
+	// name: no --csv or --package) is refused before it is created, naming the first and
+	// the command that changes it. It was created, refused by the manager, and left
+	// behind, failed, for a person who meant the one there under another name.
 	out, err = cli("install", "cache-operator", "--catalog", "samples", "-n", ns, "--wait", "--timeout", "30s")
-	if err == nil || !strings.Contains(out, "Error: PackageAlreadySubscribed: Subscription cache already installs package") ||
-		!strings.Contains(out, "subscription cli/cache-operator created (package cache-operator, from its name)") {
-		t.Errorf("second install: %v\n%s", err, out)
+	if exitCode(err) != 1 || !strings.Contains(out, `Error: subscription cli/cache already installs package "cache-operator", and a namespace runs one version of a package: change that one (operator-manager install cache --catalog samples --timeout 30s --wait)`) ||
+		!strings.Contains(out, "nothing was created") {
+		t.Errorf("second install: exit %d\n%s", exitCode(err), out)
 	}
-	if c := condition(getSub(t, ns, "cache-operator").Status.Conditions, "Resolved"); c.Reason != "PackageAlreadySubscribed" || !strings.Contains(c.Message, "Subscription cache") {
-		t.Errorf("second Subscription of a package: Resolved = %+v", c)
+	if err := k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "cache-operator"}, &omv1.Subscription{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the refused install left a Subscription cli/cache-operator behind (%v)", err)
 	}
+	// One made all the same (applied as YAML) is refused by the manager, naming the first.
+	applyYAML(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: cache-operator}
+spec: {package: cache-operator, catalog: samples}
+`)
+	eventually(t, time.Minute, "the second Subscription of a package refused", func() bool {
+		c := condition(getSub(t, ns, "cache-operator").Status.Conditions, "Resolved")
+		return c.Reason == "PackageAlreadySubscribed" && strings.Contains(c.Message, "Subscription cache")
+	}, describeSub(t, ns, "cache-operator"))
 	// The verbs of an installation say, of one with nothing installed, why; of a name
 	// with no Subscription, that there is none (not "blueprints ... not found").
 	out, err = cli("history", "cache-operator", "-n", ns)

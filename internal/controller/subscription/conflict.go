@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/blang/semver/v4"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -347,4 +349,38 @@ func AddIndexes(ctx context.Context, indexer client.FieldIndexer) error {
 		return fmt.Errorf("indexing unsatisfiable Subscriptions: %w", err)
 	}
 	return nil
+}
+
+// SubscribedAlready is the Subscription of subs (one namespace's), other than one named
+// name, that installs the package a new Subscription name of spec would, or nil: what
+// the CLI and the console check before they create one, since the manager refuses it
+// (ReasonPackageConflict) and it was left behind, failed, for a person who meant the one
+// already there under another name. A startingCSV names its package as
+// <package>.<version> or <package>.v<version>, where a package name may hold dots; it is
+// matched against each package installed, and only where the rest is a version.
+func SubscribedAlready(subs []omv1.Subscription, name string, spec omv1.SubscriptionSpec) *omv1.Subscription {
+	for i := range subs {
+		pkg := PackageOf(&subs[i])
+		if pkg == "" || subs[i].Name == name || !subs[i].DeletionTimestamp.IsZero() {
+			continue
+		}
+		if spec.PackageName() == pkg {
+			return &subs[i]
+		}
+		if rest, ok := strings.CutPrefix(spec.StartingCSV, pkg+"."); ok && spec.PackageName() == "" {
+			if _, err := semver.ParseTolerant(strings.TrimPrefix(rest, "v")); err == nil {
+				return &subs[i]
+			}
+		}
+	}
+	return nil
+}
+
+// PackageOf is the package a Subscription installs: as resolved (its status), else as
+// its spec names it ("" for a startingCSV not yet resolved).
+func PackageOf(sub *omv1.Subscription) string {
+	if sub.Status.Package != "" {
+		return sub.Status.Package
+	}
+	return sub.Spec.PackageName()
 }
