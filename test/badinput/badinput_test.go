@@ -42,6 +42,7 @@ package badinput
 //   install-secret-webhook-back-up: the same, the webhook gone within the deadline -> it installs by itself, the error's words gone
 //   running-repair-webhook-down: a running version's Roles deleted under a policy webhook on Roles that is down -> Ready False ReconcileError naming the restore and the webhook (it once said "Succeeded"); the webhook gone -> restored, Ready True
 //   config-change-deployment-webhook-down: a running version's config changed under a policy webhook on Deployments that is down -> past its health timeout Ready False ReconcileError "its configuration change could not be applied" naming the webhook (it once said "in its health gate again" for good); the webhook gone -> applied, Ready True
+//   uninstall-webhook-down: an uninstall under a policy webhook on deleting Deployments that is down -> Installed False ReconcileError "the uninstall waits" naming the webhook (it once said "removing X" for good); the webhook gone -> the Subscription goes, nothing left
 //   install-admission-webhook-down: a policy webhook (failurePolicy Fail) on Blueprints whose server is down -> ReconcileError, "failed calling webhook" naming it, a Warning event; the webhook gone -> it installs by itself
 // HTTP catalogs:
 //   http-index-lies-about-bundle-digest: a server whose bundles do not hash to the index's digests -> BundleUnavailable at once, both digests named
@@ -93,6 +94,7 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -666,6 +668,25 @@ properties:
 		if env := d.Spec.Template.Spec.Containers[0].Env; !slices.ContainsFunc(env, func(e corev1.EnvVar) bool { return e.Name == "LOG_LEVEL" && e.Value == "debug" }) {
 			t.Errorf("the configuration change was not applied once the webhook was gone: env %v", env)
 		}
+	}},
+	{name: "uninstall-webhook-down", run: func(t *testing.T, ns string) {
+		writeCatalog(t, ns, goodGadget(ns))
+		create(t, ns, subscriptionYAML("gadget", `{startingCSV: gadget.1.0.0, catalog: test}`))
+		waitRunning(t, ns, "gadget", "gadget.v1.0.0")
+		hook := policyWebhookDownOn(t, ns, "apps", "deployments", admissionregistrationv1.Delete)
+		if err := k8s.Delete(ctx(), &omv1.Subscription{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gadget"}}); err != nil {
+			t.Fatal(err)
+		}
+		// The CSV cannot remove the operator's Deployment: the uninstall says why, where
+		// it once said "removing gadget.v1.0.0" for as long as the fault lasted.
+		waitSubCondition(t, ns, "gadget", omv1.ConditionInstalled, metav1.ConditionFalse, omv1.ReasonReconcileError, 60*time.Second,
+			"the uninstall waits: ", "Deployment", "failed calling webhook", hook)
+		removeWebhook(t, hook)
+		eventually(t, 2*time.Minute, "the Subscription gone once the webhook is", func() bool {
+			_, err := getSub(ns, "gadget")
+			return apierrors.IsNotFound(err)
+		}, describe(ns))
+		checkNothingInstalled(t, ns)
 	}},
 	{name: "install-secret-webhook-back-up", run: func(t *testing.T, ns string) {
 		hook := installUnderSecretWebhookDown(t, ns, "2m")

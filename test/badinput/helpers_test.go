@@ -783,6 +783,12 @@ func waitEvent(t *testing.T, ns, name, typ, reason string, msg ...string) {
 // engine that is down. It is removed when the test ends; its name is returned.
 func policyWebhookDown(t *testing.T, ns, group, resource string) string {
 	t.Helper()
+	return policyWebhookDownOn(t, ns, group, resource, admissionregistrationv1.Create, admissionregistrationv1.Update)
+}
+
+// policyWebhookDownOn is policyWebhookDown for the operations given (Delete, say).
+func policyWebhookDownOn(t *testing.T, ns, group, resource string, ops ...admissionregistrationv1.OperationType) string {
+	t.Helper()
 	name := "down." + ns + ".badinput.operator-manager.domain"
 	fail, none := admissionregistrationv1.Fail, admissionregistrationv1.SideEffectClassNone
 	url := "https://127.0.0.1:1/validate"
@@ -792,7 +798,7 @@ func policyWebhookDown(t *testing.T, ns, group, resource string) string {
 			Name:         name,
 			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url},
 			Rules: []admissionregistrationv1.RuleWithOperations{{
-				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+				Operations: ops,
 				Rule: admissionregistrationv1.Rule{APIGroups: []string{group}, APIVersions: []string{"*"},
 					Resources: []string{resource}},
 			}},

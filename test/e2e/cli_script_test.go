@@ -195,7 +195,7 @@ func TestCLIScripted(t *testing.T) {
 	if r.code != 3 || !strings.Contains(r.stderr, "RolledBack") || !strings.Contains(r.stderr, "HealthTimeout") || json.Unmarshal([]byte(r.stdout), &inst) != nil {
 		t.Errorf("an upgrade that fails its health check: want exit 3 and RolledBack, HealthTimeout on stderr; exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
-	r = script(t, append(n, "install", "slow", "--csv", "cache-operator.1.2.0", "--catalog", "samples", "--wait", "--timeout", "1ms")...)
+	r = script(t, append(n, "install", "slow", "--csv", "reloader-operator.0.2.0", "--catalog", "samples", "--wait", "--timeout", "1ms")...)
 	if r.code != 4 || !strings.Contains(r.stderr, "timed out") {
 		t.Errorf("--wait past --timeout: want exit 4; exit %d\n%s", r.code, r.stderr)
 	}

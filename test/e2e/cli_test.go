@@ -140,12 +140,13 @@ spec: {package: cache-operator, catalog: samples}
 		t.Errorf("status -o wide: exit %d, want 2 and the formats it takes\n%s", exitCode(err), out)
 	}
 
-	out, err = cli("install", "nope", "--csv", "cache-operator.9.9.9", "--catalog", "samples", "-n", ns, "--wait")
+	newNamespace(t, "cli-nope") // its own: a namespace runs one Subscription of a package
+	out, err = cli("install", "nope", "--csv", "cache-operator.9.9.9", "--catalog", "samples", "-n", "cli-nope", "--wait")
 	if err == nil || !strings.Contains(out, "VersionNotFound") || !strings.Contains(out, "1.0.0, 1.1.0, 1.2.0, 1.3.0") {
 		t.Errorf("install of an unknown version: %v\n%s", err, out)
 	}
 
-	for _, name := range []string{"cli/cache", "cli-broken/broken", "cli/nope", "cli/cache-operator"} {
+	for _, name := range []string{"cli/cache", "cli-broken/broken", "cli-nope/nope", "cli/cache-operator"} {
 		namespace, name, _ := strings.Cut(name, "/")
 		out, err = cli("uninstall", name, "-n", namespace, "--delete-subscription", "--wait")
 		if err != nil || !strings.Contains(out, "subscription is gone") {

@@ -70,7 +70,16 @@ func (r *Reconciler) finalize(ctx context.Context, csv *omv1alpha1.ClusterServic
 		return ctrl.Result{RequeueAfter: refusal.RetryAfter}, nil
 	}
 	if err != nil {
-		r.event(csv, true, "DeleteFailed", "Cannot remove what %s installed: %v", csv.Name, err)
+		if !refusal.Momentary(err) {
+			// Said where the Subscription reads it too (a policy webhook down on DELETE
+			// answers 500): before, the uninstall said "removing X" for as long as it
+			// lasted. Retried with backoff; told once per wording.
+			msg := fmt.Sprintf("%v (retried with backoff)", err)
+			if csv.Status.Reason != omv1.ReasonReconcileError || csv.Status.Message != msg {
+				r.event(csv, true, "DeleteFailed", "Cannot remove what %s installed: %s", csv.Name, msg)
+			}
+			r.setDeleting(ctx, csv, omv1.ReasonReconcileError, msg)
+		}
 		return ctrl.Result{}, err
 	}
 	if remaining > 0 {

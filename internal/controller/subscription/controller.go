@@ -878,17 +878,18 @@ func describeIntent(sub *omv1.Subscription) string {
 
 // uninstallRefused is why the uninstall of bp's operator cannot go on, as its CSV being
 // deleted says it (its installing identity may not remove what it installed), or "".
-func (r *Reconciler) uninstallRefused(ctx context.Context, bp *omv1.Blueprint) string {
+func (r *Reconciler) uninstallRefused(ctx context.Context, bp *omv1.Blueprint) (reason, message string) {
 	for _, name := range []string{bp.Status.CurrentCSV, bp.Spec.ClusterServiceVersionName} {
 		csv := &omv1alpha1.ClusterServiceVersion{}
 		if name == "" || r.Client.Get(ctx, client.ObjectKey{Namespace: bp.Namespace, Name: name}, csv) != nil {
 			continue
 		}
-		if !csv.DeletionTimestamp.IsZero() && csv.Status.Phase == omv1alpha1.CSVDeleting && csv.Status.Reason == omv1.ReasonInsufficientPermissions {
-			return csv.Status.Message
+		if !csv.DeletionTimestamp.IsZero() && csv.Status.Phase == omv1alpha1.CSVDeleting &&
+			(csv.Status.Reason == omv1.ReasonInsufficientPermissions || csv.Status.Reason == omv1.ReasonReconcileError) {
+			return csv.Status.Reason, csv.Status.Message
 		}
 	}
-	return ""
+	return "", ""
 }
 
 func mergeLabels(base, over map[string]string) map[string]string {
@@ -927,9 +928,12 @@ func (r *Reconciler) uninstall(ctx context.Context, sub *omv1.Subscription) (ctr
 			r.Recorder.Eventf(sub, nil, corev1.EventTypeNormal, omv1.ReasonUninstalling, "Uninstall", "Uninstalling %s", bp.Spec.ClusterServiceVersionName)
 		}
 		sub.Status.Opstatus = "deleting"
-		if why := r.uninstallRefused(ctx, bp); why != "" {
+		// Taken up: a wait on the uninstall reads what it does, not "waiting for the
+		// manager to take up the change" for as long as it lasts.
+		sub.Status.ObservedGeneration = sub.Generation
+		if reason, why := r.uninstallRefused(ctx, bp); why != "" {
 			// Still installed, but not as asked: False, as while an uninstall goes on.
-			setCondition(sub, omv1.ConditionInstalled, false, omv1.ReasonInsufficientPermissions, "the uninstall waits: "+why)
+			setCondition(sub, omv1.ConditionInstalled, false, reason, "the uninstall waits: "+why)
 			return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
 		}
 		setCondition(sub, omv1.ConditionInstalled, false, omv1.ReasonUninstalling, "removing "+bp.Spec.ClusterServiceVersionName)
