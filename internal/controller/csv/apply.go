@@ -38,13 +38,6 @@ import (
 // forever.
 const installRetryBudget = 15 * time.Second
 
-// appliesAll says whether this pass applies every object: what the CSV renders changed
-// since its last whole apply (or it never had one in this revision), or it starts a
-// revision. Otherwise only drift is looked for.
-func (s *scope) appliesAll() bool {
-	return s.hash != s.csv.Status.RenderHash || s.newRevision
-}
-
 // ConditionInstalled on a CSV: every object applied as rendered (True), or the refusal.
 const ConditionInstalled = "Installed"
 
@@ -54,7 +47,7 @@ const ConditionInstalled = "Installed"
 // longer renders. Nothing is written when nothing changed.
 func (r *Reconciler) apply(ctx context.Context, s *scope) (bool, error) {
 	st := &s.csv.Status
-	changed := s.appliesAll()
+	changed := s.hash != st.RenderHash || s.newRevision
 	if s.sub != nil && s.sub.Spec.Paused && st.RenderHash != "" && !s.newRevision {
 		// Paused: neither a new config nor drift repair reaches the cluster. A revision the
 		// Blueprint starts (an automatic rollback or retry of a change under way when the

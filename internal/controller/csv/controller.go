@@ -278,11 +278,6 @@ func (r *Reconciler) startGateOnNewRevision(s *scope) {
 	r.startGate(s, fmt.Sprintf("revision %d", want))
 	st.Revision = want
 	s.newRevision = true
-	// Applied whole until one apply of everything goes through (which records the render
-	// again): a revision whose first pass failed (a webhook down) was taken up by the next
-	// pass as applied already, and what another version had changed since was left to the
-	// drift check, which looks at unwatched kinds only now and then.
-	st.RenderHash = ""
 }
 
 // startGate begins a health gate now: the phase is decided afresh, and a failure verdict
