@@ -133,6 +133,7 @@ func (r *Reconciler) apply(ctx context.Context, s *scope) (bool, error) {
 		r.event(s.csv, true, "DriftRepaired", "Restored what was changed by hand: %s %s was %s", drift.entry.Kind, describeEntry(drift.entry), drift.how)
 	}
 	st.Inventory, st.RenderHash = inventory, s.hash
+	s.appliedAll = true
 	installed := appliedCondition(len(inventory), s.id.String(), s.absent)
 	installed.ObservedGeneration = s.csv.Generation
 	if len(s.absent) > 0 {

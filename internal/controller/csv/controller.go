@@ -197,6 +197,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{}, nil
 	}
 	r.startGateOnNewRevision(s)
+	defer r.cutShort(s)
 	for _, step := range []func(context.Context, *scope) (bool, error){r.requirements, r.build, r.apply, r.conversions, r.judge} {
 		done, err := step(ctx, s)
 		if err != nil {
@@ -255,6 +256,8 @@ type scope struct {
 	// Its objects are applied whole, whatever the last render recorded: another version
 	// of the installation may have changed them since, and that is no change by hand.
 	newRevision bool
+	// appliedAll: this pass applied every object it renders, and recorded the render.
+	appliedAll bool
 }
 
 func (s *scope) decide(phase omv1alpha1.CSVPhase, reason, format string, args ...any) {
@@ -278,6 +281,21 @@ func (r *Reconciler) startGateOnNewRevision(s *scope) {
 	r.startGate(s, fmt.Sprintf("revision %d", want))
 	st.Revision = want
 	s.newRevision = true
+}
+
+// cutShort makes the next pass's drift check look at every object, watched or not, when
+// this pass started a revision and did not apply all its objects (a step failed, a
+// requirement is not met yet). The pass that starts a revision applies everything,
+// whatever the render recorded, since another version may have changed the objects; the
+// next pass is no new revision, and applies only what it finds drifted. Before, it looked
+// only at the watched kinds, and what another version had changed of the others waited
+// for the periodic deep check. Not everything applied again: an object as the revision
+// wants it is not written, so a rollback to a version whose objects were never changed
+// goes through under a policy webhook that refuses every write.
+func (r *Reconciler) cutShort(s *scope) {
+	if s.newRevision && !s.appliedAll {
+		r.deep.forget(s.csv.UID)
+	}
 }
 
 // startGate begins a health gate now: the phase is decided afresh, and a failure verdict
