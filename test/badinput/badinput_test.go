@@ -43,6 +43,7 @@ package badinput
 //   running-repair-webhook-down: a running version's Roles deleted under a policy webhook on Roles that is down -> Ready False ReconcileError naming the restore and the webhook (it once said "Succeeded"); the webhook gone -> restored, Ready True
 //   config-change-deployment-webhook-down: a running version's config changed under a policy webhook on Deployments that is down -> past its health timeout Ready False ReconcileError "its configuration change could not be applied" naming the webhook (it once said "in its health gate again" for good); the webhook gone -> applied, Ready True
 //   uninstall-webhook-down: an uninstall under a policy webhook on deleting Deployments that is down -> Installed False ReconcileError "the uninstall waits" naming the webhook (it once said "removing X" for good); the webhook gone -> the Subscription goes, nothing left
+//   upgrade-deployment-webhook-down: an upgrade under a policy webhook on Deployments that is down -> DeadlineExceeded naming the webhook, rolled back, the old version running (the rollback writes nothing the old version does not need)
 //   install-admission-webhook-down: a policy webhook (failurePolicy Fail) on Blueprints whose server is down -> ReconcileError, "failed calling webhook" naming it, a Warning event; the webhook gone -> it installs by itself
 // HTTP catalogs:
 //   http-index-lies-about-bundle-digest: a server whose bundles do not hash to the index's digests -> BundleUnavailable at once, both digests named
@@ -668,6 +669,32 @@ properties:
 		if env := d.Spec.Template.Spec.Containers[0].Env; !slices.ContainsFunc(env, func(e corev1.EnvVar) bool { return e.Name == "LOG_LEVEL" && e.Value == "debug" }) {
 			t.Errorf("the configuration change was not applied once the webhook was gone: env %v", env)
 		}
+	}},
+	{name: "upgrade-deployment-webhook-down", run: func(t *testing.T, ns string) {
+		files := goodGadget(ns)
+		gadget{pkg: "gadget", version: "1.1.0", replaces: "gadget.v1.0.0", group: group(ns)}.flat(files, nil)
+		writeCatalog(t, ns, files)
+		create(t, ns, subscriptionYAML("gadget", `{startingCSV: gadget.1.0.0, catalog: test, health: {timeout: 20s}}`))
+		waitRunning(t, ns, "gadget", "gadget.v1.0.0")
+		hook := policyWebhookDown(t, ns, "apps", "deployments")
+		sub, err := getSub(ns, "gadget")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sub.Spec.StartingCSV = "gadget.1.1.0"
+		if err := k8s.Update(ctx(), sub); err != nil {
+			t.Fatal(err)
+		}
+		// The new version's Deployment cannot be applied: the upgrade ends at its deadline
+		// naming the webhook, and rolls back. The old version's objects were never
+		// changed, so its rollback needs no write the webhook refuses, and goes through.
+		waitSubCondition(t, ns, "gadget", omv1.ConditionReady, metav1.ConditionFalse, omv1.ReasonRolledBack, 2*time.Minute,
+			"reached no outcome within its deadline of 20s", "failed calling webhook", hook)
+		eventually(t, time.Minute, "the Blueprint rolled back to gadget.v1.0.0", func() bool {
+			bp, err := getBlueprint(ns, "gadget")
+			return err == nil && bp.Status.CurrentCSV == "gadget.v1.0.0" && bp.Status.Phase == omv1.BlueprintRolledBack
+		}, describe(ns))
+		checkStillRuns(t, ns, "gadget.v1.0.0", "gadget-operator")
 	}},
 	{name: "uninstall-webhook-down", run: func(t *testing.T, ns string) {
 		writeCatalog(t, ns, goodGadget(ns))
