@@ -75,3 +75,42 @@ func (e *Env) waitFull(ctx context.Context, nodes int, timeout time.Duration) er
 		return err == nil, err
 	})
 }
+
+// servedResources is every group/version/resource the API server's discovery lists now
+// (what it could list, when a group fails to answer).
+func (e *Env) servedResources() (map[string]bool, error) {
+	cs, err := kubernetes.NewForConfig(e.Config)
+	if err != nil {
+		return nil, err
+	}
+	_, lists, err := cs.Discovery().ServerGroupsAndResources()
+	if len(lists) == 0 && err != nil {
+		return nil, err
+	}
+	served := map[string]bool{}
+	for _, l := range lists {
+		for _, r := range l.APIResources {
+			served[l.GroupVersion+"/"+r.Name] = true
+		}
+	}
+	return served, nil
+}
+
+// waitServingAgain waits until discovery lists again every resource in before. A restarted
+// API server answers /readyz before it lists every CRD's kinds again; a client whose REST
+// mapper asked in that moment, or asks on a miss before the kind is back, found "no
+// matches for kind Subscription" in the test after the restart.
+func (e *Env) waitServingAgain(ctx context.Context, before map[string]bool, timeout time.Duration) error {
+	return poll(ctx, timeout, "kube-apiserver to list every resource it listed before its restart", e, func(ctx context.Context) (bool, error) {
+		now, err := e.servedResources()
+		if err != nil {
+			return false, nil
+		}
+		for r := range before {
+			if !now[r] {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+}

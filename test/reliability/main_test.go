@@ -14,6 +14,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -53,7 +54,22 @@ func apply(t *testing.T, namespace, doc string) {
 	u.SetNamespace(namespace)
 	// The cases install cache-operator in many namespaces, some at once.
 	harness.WatchOwnNamespace(u)
-	if err := cluster.Client.Create(ctx(), u); err != nil {
+	// After TestAPIServerRestartMidUpgrade restarts the API server, it answers a create of a
+	// Subscription with 503 "Resource kind ... not found. There can be a delay between when
+	// CustomResourceDefinitions are created and when they are available" for a while: its
+	// MutatingAdmissionPolicy dispatcher (the shipped policy that adds the finalizer) has
+	// not learnt the kind's schema yet, and returns that error whatever the policy's
+	// failurePolicy (Ignore). The next test's first create failed so. A 503 asks to be
+	// tried again, as a kind discovery lists a moment late does.
+	var err error
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(time.Second) {
+		err = cluster.Client.Create(ctx(), u)
+		if !(meta.IsNoMatchError(err) || apierrors.IsServiceUnavailable(err)) || time.Now().After(deadline) {
+			break
+		}
+		t.Logf("creating %s %s, tried again: %v", u.GetKind(), u.GetName(), err)
+	}
+	if err != nil {
 		t.Fatalf("creating %s %s: %v", u.GetKind(), u.GetName(), err)
 	}
 }
