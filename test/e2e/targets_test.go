@@ -152,9 +152,13 @@ spec: {startingCSV: cache-operator.1.1.0, catalog: samples, targetNamespaces: [`
 	if err := deploymentAvailable(t, ns, "cache-operator"); err != nil {
 		t.Errorf("the operator's Deployment after the retry: %v", err)
 	}
-	sub := getSub(t, ns, "cache")
-	if sub.Generation != subGen || sub.Status.InstalledCSV != "cache-operator.v1.1.0" {
-		t.Errorf("Subscription generation %d (was %d), installed %q", sub.Generation, subGen, sub.Status.InstalledCSV)
+	// retry --wait follows the Blueprint; the Subscription says so by watch a moment later
+	// (read once, it was caught before that in CI).
+	eventually(t, 30*time.Second, "the Subscription saying cache-operator.v1.1.0 is installed", func() bool {
+		return getSub(t, ns, "cache").Status.InstalledCSV == "cache-operator.v1.1.0"
+	}, describeSub(t, ns, "cache"))
+	if sub := getSub(t, ns, "cache"); sub.Generation != subGen {
+		t.Errorf("the retry changed the Subscription: generation %d (was %d)", sub.Generation, subGen)
 	}
 	out, err = cli("retry", "cache", "-n", ns)
 	if exitCode(err) != 1 || !strings.Contains(out, "nothing to retry: cache-operator.v1.1.0 runs and passed its health gate") {
