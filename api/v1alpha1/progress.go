@@ -1,6 +1,11 @@
 package v1alpha1
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+
+	omv1 "github.com/operator-manager/operator-manager/api/v1"
+)
 
 // RevisionProgress is what the CSV says of the Blueprint revision it judges while that
 // revision rolls out: "revision 2: x.v1.2.0 is Installing: 1/1 replicas updated, 0
@@ -21,4 +26,14 @@ func (p CSVPhase) OrNew() string {
 		return "new"
 	}
 	return string(p)
+}
+
+// HealthTimeout is how long the CSV's health gate may take: the timeout its Blueprint
+// wrote in its health-timeout annotation, else def. What
+// the CSV's gate judges by, and the Blueprint's live health too.
+func (c *ClusterServiceVersion) HealthTimeout(def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(c.Annotations[omv1.AnnotationHealthTimeout]); err == nil && d > 0 {
+		return d
+	}
+	return def
 }

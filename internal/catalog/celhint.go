@@ -3,6 +3,7 @@ package catalog
 import (
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/google/cel-go/cel"
@@ -164,11 +165,7 @@ func fieldPath(e celast.Expr, v string) (string, bool) {
 				return "", false
 			}
 			slices.Reverse(parts)
-			path := parts[0]
-			for _, p := range parts[1:] {
-				path += "." + p
-			}
-			return path, true
+			return strings.Join(parts, "."), true
 		case celast.SelectKind:
 			sel := e.AsSelect()
 			if sel.IsTestOnly() {

@@ -186,7 +186,7 @@ no flags at all install it again after an uninstall (option: delete).`,
 func flagsGiven(cmd *cobra.Command) string {
 	var b strings.Builder
 	cmd.Flags().Visit(func(f *pflag.Flag) {
-		if cmd.Flags().Lookup(f.Name) == nil || cmd.InheritedFlags().Lookup(f.Name) != nil {
+		if cmd.InheritedFlags().Lookup(f.Name) != nil {
 			return
 		}
 		values := []string{f.Value.String()}

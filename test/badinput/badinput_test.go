@@ -650,14 +650,9 @@ properties:
 		// never reached a verdict and the installation said "in its health gate again"
 		// for as long as the fault lasted.
 		hook := policyWebhookDown(t, ns, "apps", "deployments")
-		sub, err := getSub(ns, "gadget")
-		if err != nil {
-			t.Fatal(err)
-		}
-		sub.Spec.Config = &omv1.SubscriptionConfig{Env: []corev1.EnvVar{{Name: "LOG_LEVEL", Value: "debug"}}}
-		if err := k8s.Update(ctx(), sub); err != nil {
-			t.Fatal(err)
-		}
+		patchSub(t, ns, "gadget", func(s *omv1.Subscription) {
+			s.Spec.Config = &omv1.SubscriptionConfig{Env: []corev1.EnvVar{{Name: "LOG_LEVEL", Value: "debug"}}}
+		})
 		waitSubCondition(t, ns, "gadget", omv1.ConditionReady, metav1.ConditionFalse, omv1.ReasonReconcileError, 90*time.Second,
 			"gadget.v1.0.0: its configuration change could not be applied within its health timeout of 20s", "applying apps/v1 Deployment", "failed calling webhook", hook)
 		removeWebhook(t, hook)
@@ -677,14 +672,7 @@ properties:
 		create(t, ns, subscriptionYAML("gadget", `{startingCSV: gadget.1.0.0, catalog: test, health: {timeout: 20s}}`))
 		waitRunning(t, ns, "gadget", "gadget.v1.0.0")
 		hook := policyWebhookDown(t, ns, "apps", "deployments")
-		sub, err := getSub(ns, "gadget")
-		if err != nil {
-			t.Fatal(err)
-		}
-		sub.Spec.StartingCSV = "gadget.1.1.0"
-		if err := k8s.Update(ctx(), sub); err != nil {
-			t.Fatal(err)
-		}
+		patchSub(t, ns, "gadget", func(s *omv1.Subscription) { s.Spec.StartingCSV = "gadget.1.1.0" })
 		// The new version's Deployment cannot be applied: the upgrade ends at its deadline
 		// naming the webhook, and rolls back. The old version's objects were never
 		// changed, so its rollback needs no write the webhook refuses, and goes through.

@@ -410,13 +410,10 @@ func liveVerdict(current string, csv *omv1alpha1.ClusterServiceVersion, now time
 	return metav1.ConditionUnknown, ReasonHealthGateRunning, fmt.Sprintf("%s is in its health gate again (its configuration changed, or it was created again): %s", csv.Name, csv.Status.Message)
 }
 
-// gateOver says whether the health gate csv runs began longer ago than its timeout (the
-// CSV's health-timeout annotation, as its gate reads it), and gives the timeout.
+// gateOver says whether the health gate csv runs began longer ago than its timeout (as
+// its gate reads it), and gives the timeout.
 func gateOver(csv *omv1alpha1.ClusterServiceVersion, now time.Time) (time.Duration, bool) {
-	timeout := DefaultHealthTimeout
-	if d, err := time.ParseDuration(csv.Annotations[omv1.AnnotationHealthTimeout]); err == nil && d > 0 {
-		timeout = d
-	}
+	timeout := csv.HealthTimeout(DefaultHealthTimeout)
 	started := csv.Status.GateStartTime
 	return timeout, started != nil && now.Sub(started.Time) > timeout
 }

@@ -63,10 +63,7 @@ func (r *Reconciler) finalize(ctx context.Context, csv *omv1alpha1.ClusterServic
 		// only in an event and the manager's log; tried again at a steady pace, since the
 		// rights granted again are not watched.
 		msg := fmt.Sprintf("%s; grant those rights again and the uninstall goes on (tried every %s), or remove the objects and this CSV's finalizer by hand", refused.msg, refusal.RetryAfter)
-		if csv.Status.Reason != omv1.ReasonInsufficientPermissions || csv.Status.Message != msg {
-			r.event(csv, true, "DeleteFailed", "Cannot remove what %s installed: %s", csv.Name, msg)
-		}
-		r.setDeleting(ctx, csv, omv1.ReasonInsufficientPermissions, msg)
+		r.sayDeleteFailed(ctx, csv, omv1.ReasonInsufficientPermissions, msg)
 		return ctrl.Result{RequeueAfter: refusal.RetryAfter}, nil
 	}
 	if err != nil {
@@ -74,11 +71,7 @@ func (r *Reconciler) finalize(ctx context.Context, csv *omv1alpha1.ClusterServic
 			// Said where the Subscription reads it too (a policy webhook down on DELETE
 			// answers 500): before, the uninstall said "removing X" for as long as it
 			// lasted. Retried with backoff; told once per wording.
-			msg := fmt.Sprintf("%v (retried with backoff)", err)
-			if csv.Status.Reason != omv1.ReasonReconcileError || csv.Status.Message != msg {
-				r.event(csv, true, "DeleteFailed", "Cannot remove what %s installed: %s", csv.Name, msg)
-			}
-			r.setDeleting(ctx, csv, omv1.ReasonReconcileError, msg)
+			r.sayDeleteFailed(ctx, csv, omv1.ReasonReconcileError, fmt.Sprintf("%v (retried with backoff)", err))
 		}
 		return ctrl.Result{}, err
 	}
@@ -147,6 +140,15 @@ func (r *Reconciler) renderedEntries(ctx context.Context, csv *omv1alpha1.Cluste
 }
 
 // setDeleting shows the deletion in the CSV's phase, written once.
+// sayDeleteFailed says in the CSV's Deleting phase why its objects cannot be removed, and
+// tells it in a Warning event once per wording.
+func (r *Reconciler) sayDeleteFailed(ctx context.Context, csv *omv1alpha1.ClusterServiceVersion, reason, message string) {
+	if csv.Status.Reason != reason || csv.Status.Message != message {
+		r.event(csv, true, "DeleteFailed", "Cannot remove what %s installed: %s", csv.Name, message)
+	}
+	r.setDeleting(ctx, csv, reason, message)
+}
+
 func (r *Reconciler) setDeleting(ctx context.Context, csv *omv1alpha1.ClusterServiceVersion, reason, message string) {
 	// Progress (objects left) is said once; a refusal each time its words change.
 	if csv.Status.Phase == omv1alpha1.CSVDeleting && csv.Status.Reason == reason && (reason == "Deleting" || csv.Status.Message == message) {

@@ -14,7 +14,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
 	"github.com/operator-manager/operator-manager/internal/health"
 )
@@ -29,12 +28,7 @@ func (r *Reconciler) judge(ctx context.Context, s *scope) (bool, error) {
 	if csv.Status.GateStartTime != nil {
 		started = gateStart(csv.Status.GateStartTime.Time)
 	}
-	timeout := DefaultHealthTimeout
-	if v := csv.Annotations[omv1.AnnotationHealthTimeout]; v != "" {
-		if d, err := time.ParseDuration(v); err == nil && d > 0 {
-			timeout = d
-		}
-	}
+	timeout := csv.HealthTimeout(DefaultHealthTimeout)
 	var verdicts []health.Verdict
 	serving := true // every Deployment serves and every APIService is Available
 	for _, want := range s.deploys {

@@ -359,15 +359,16 @@ func AddIndexes(ctx context.Context, indexer client.FieldIndexer) error {
 // <package>.<version> or <package>.v<version>, where a package name may hold dots; it is
 // matched against each package installed, and only where the rest is a version.
 func SubscribedAlready(subs []omv1.Subscription, name string, spec omv1.SubscriptionSpec) *omv1.Subscription {
+	want := spec.PackageName() // "" for a startingCSV alone
 	for i := range subs {
 		pkg := PackageOf(&subs[i])
 		if pkg == "" || subs[i].Name == name || !subs[i].DeletionTimestamp.IsZero() {
 			continue
 		}
-		if spec.PackageName() == pkg {
+		if want == pkg {
 			return &subs[i]
 		}
-		if rest, ok := strings.CutPrefix(spec.StartingCSV, pkg+"."); ok && spec.PackageName() == "" {
+		if rest, ok := strings.CutPrefix(spec.StartingCSV, pkg+"."); ok && want == "" {
 			if _, err := semver.ParseTolerant(strings.TrimPrefix(rest, "v")); err == nil {
 				return &subs[i]
 			}
