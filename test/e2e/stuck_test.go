@@ -611,6 +611,24 @@ spec: {startingCSV: cache-operator.1.1.0, catalog: samples}
 	if !eventIn(t, ns, corev1.EventTypeWarning, "BlueprintDeleted", "set spec.option: delete") {
 		t.Error("no Warning event BlueprintDeleted on the Subscription")
 	}
+	// Said once: a second pass of the finalizer, from a cache that still held it, told it
+	// again (found by hand).
+	events := &corev1.EventList{}
+	if err := k8s.List(ctx(), events, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	told := 0
+	for _, e := range events.Items {
+		if e.Reason == "BlueprintDeleted" {
+			told += max(1, int(e.Count))
+			if e.Series != nil {
+				told += int(e.Series.Count) - 1
+			}
+		}
+	}
+	if told != 1 {
+		t.Errorf("BlueprintDeleted told %d times, want once", told)
+	}
 }
 
 // quota makes a ResourceQuota in ns with the hard limits given, and returns what deletes

@@ -558,17 +558,24 @@ func (r *Reconciler) finalize(ctx context.Context, bp *omv1.Blueprint) (ctrl.Res
 	if err := r.deleteCRDs(ctx, bp, sub); err != nil {
 		return ctrl.Result{}, err
 	}
-	if sub != nil && sub.DeletionTimestamp.IsZero() && sub.Spec.Option != omv1.OptionDelete && bp.Status.CurrentCSV != "" {
+	handedBack := sub != nil && sub.DeletionTimestamp.IsZero() && sub.Spec.Option != omv1.OptionDelete && bp.Status.CurrentCSV != ""
+	patch := client.MergeFrom(bp.DeepCopy())
+	controllerutil.RemoveFinalizer(bp, omv1.Finalizer)
+	if err := r.Client.Patch(ctx, bp, patch); err != nil {
+		// NotFound: a pass from a cache that still held the finalizer, after the pass that
+		// removed it (and told the Subscription) already let the Blueprint go.
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if handedBack {
 		// Not an uninstall: the Blueprint itself was deleted (by hand). Its operator went
 		// with it and the Subscription installs it again; the person is told so where
-		// they look, since the Blueprint and its history are gone.
+		// they look, since the Blueprint and its history are gone. Told once, by the pass
+		// that let the Blueprint go.
 		r.Recorder.Eventf(sub, nil, corev1.EventTypeWarning, ReasonBlueprintDeleted, "Uninstall",
 			"Blueprint %s was deleted while this Subscription asks for the operator: %s was uninstalled with it (custom resources and CRDs kept) and is installed again as this Subscription asks; its revision history is gone. To uninstall, delete the Subscription or set spec.option: delete",
 			bp.Name, bp.Status.CurrentCSV)
 	}
-	patch := client.MergeFrom(bp.DeepCopy())
-	controllerutil.RemoveFinalizer(bp, omv1.Finalizer)
-	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Patch(ctx, bp, patch))
+	return ctrl.Result{}, nil
 }
 
 // deleteCSVs deletes the Blueprint's CSVs that reader lists, and says whether any were
