@@ -54,6 +54,9 @@ func TestAbsentNamespaces(t *testing.T) {
 		c.Message != "9 objects applied as the manager's own ServiceAccount; target namespace w does not exist (or is being deleted): what the operator is granted there is applied when it is created (or remove it from the Subscription's targetNamespaces or its OperatorGroup's)" {
 		t.Errorf("appliedCondition with w absent = %+v", c)
 	}
+	if c := appliedCondition(1, "x", nil); c.Message != "1 object applied as x" {
+		t.Errorf("one object: %q", c.Message)
+	}
 	if c := appliedCondition(3, "x", nil); c.Reason != "Applied" || c.Message != "3 objects applied as x" {
 		t.Errorf("appliedCondition = %+v", c)
 	}

@@ -149,11 +149,19 @@ func (r *Reconciler) apply(ctx context.Context, s *scope) (bool, error) {
 // so what the operator would be granted there is not applied until it does.
 const ReasonTargetNamespacesMissing = "TargetNamespacesMissing"
 
+// objects counts objects in words: "1 object", "9 objects".
+func objects(n int) string {
+	if n == 1 {
+		return "1 object"
+	}
+	return fmt.Sprintf("%d objects", n)
+}
+
 // appliedCondition is the Installed condition of an apply that went through: n objects
 // applied as who, and the target namespaces absent, whose objects wait for them.
 func appliedCondition(n int, who string, absent []string) metav1.Condition {
 	c := metav1.Condition{Type: ConditionInstalled, Status: metav1.ConditionTrue, Reason: "Applied",
-		Message: fmt.Sprintf("%d objects applied as %s", n, who)}
+		Message: objects(n) + " applied as " + who}
 	if len(absent) > 0 {
 		c.Reason = ReasonTargetNamespacesMissing
 		what := fmt.Sprintf("target namespace %s does not exist (or is being deleted): what the operator is granted there is applied when it is created", absent[0])

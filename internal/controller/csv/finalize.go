@@ -76,7 +76,7 @@ func (r *Reconciler) finalize(ctx context.Context, csv *omv1alpha1.ClusterServic
 		return ctrl.Result{}, err
 	}
 	if remaining > 0 {
-		r.setDeleting(ctx, csv, "Deleting", fmt.Sprintf("waiting for %d objects to be removed", remaining))
+		r.setDeleting(ctx, csv, "Deleting", "waiting for "+objects(remaining)+" to be removed")
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	if err := r.releaseConversions(ctx, csv, id); err != nil {
