@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -463,5 +464,18 @@ spec: {startingCSV: cache-operator.1.2.0, catalog: samples, health: {timeout: 15
 	// Still paused: nothing more is tried, and resume leaves it where it is.
 	if sub := getSub(t, ns, "cache"); !sub.Spec.Paused || condition(sub.Status.Conditions, omv1.ConditionResolved).Reason != omv1.ReasonPaused {
 		t.Errorf("paused %v, Resolved %+v: want still paused", sub.Spec.Paused, condition(sub.Status.Conditions, omv1.ConditionResolved))
+	}
+
+	// An uninstall is not held by the pause, and once done the Subscription says so, not
+	// the pause (found by hand: "deleted Ready=False (Paused): ... version changes wait").
+	out, err := cli("uninstall", "cache", "-n", ns, "--wait", "--timeout", "2m")
+	if err != nil || !strings.Contains(out, "(Uninstalled)") || strings.Contains(out, "deleted Ready=False (Paused)") {
+		t.Errorf("uninstall --wait of a paused Subscription: %v\n%s", err, out)
+	}
+	if ready := condition(getSub(t, ns, "cache").Status.Conditions, omv1.ConditionReady); ready.Reason != omv1.ReasonUninstalled {
+		t.Errorf("Ready after the uninstall: %+v, want reason Uninstalled", ready)
+	}
+	if err := k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "cache-operator"}, &appsv1.Deployment{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the operator's Deployment after the uninstall: %v, want gone", err)
 	}
 }

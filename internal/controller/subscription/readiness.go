@@ -57,6 +57,12 @@ func readiness(st *omv1.SubscriptionStatus) (ready bool, state, reason string) {
 		// identity lost the rights to remove what it installed.
 		return false, StateFailed, reason
 	}
+	switch st.Opstatus {
+	case "deleting": // an uninstall: what was resolved before no longer counts
+		return false, StateProgressing, reason
+	case "required":
+		return false, StateWaiting, reason
+	}
 	if r := meta.FindStatusCondition(st.Conditions, omv1.ConditionResolved); r != nil && r.Status == metav1.ConditionFalse {
 		if r.Reason == omv1.ReasonPaused {
 			return false, StatePaused, reason
@@ -72,7 +78,7 @@ func readiness(st *omv1.SubscriptionStatus) (ready bool, state, reason string) {
 		}
 	}
 	switch st.Opstatus {
-	case opstatusOf(omv1.BlueprintWaitingForApproval), opstatusOf(omv1.BlueprintUpgradeHeld), "required":
+	case opstatusOf(omv1.BlueprintWaitingForApproval), opstatusOf(omv1.BlueprintUpgradeHeld):
 		return false, StateWaiting, reason
 	case opstatusOf(omv1.BlueprintFailed), opstatusOf(omv1.BlueprintRolledBack), opstatusOf(omv1.BlueprintBlocked):
 		return false, StateFailed, reason

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
@@ -51,6 +52,12 @@ func TestReadiness(t *testing.T) {
 			conds: []metav1.Condition{cond(omv1.ConditionReady, false, "UpgradePending"), cond(omv1.ConditionUpgradePending, true, "InvalidUpgradeWindow")}},
 		{name: "uninstall waits for dependents", opstatus: "required", state: StateWaiting, reason: "RequiredByOthers",
 			conds: []metav1.Condition{cond(omv1.ConditionReady, false, "RequiredByOthers")}},
+		{name: "uninstall of a paused Subscription under way", opstatus: "deleting", state: StateProgressing, reason: "Uninstalling",
+			conds: []metav1.Condition{cond(omv1.ConditionResolved, false, omv1.ReasonPaused), cond(omv1.ConditionReady, false, "Uninstalling")}},
+		{name: "uninstall under way, its catalog gone", opstatus: "deleting", state: StateProgressing, reason: "Uninstalling",
+			conds: []metav1.Condition{cond(omv1.ConditionResolved, false, omv1.ReasonCatalogNotReady), cond(omv1.ConditionReady, false, "Uninstalling")}},
+		{name: "uninstall of a paused Subscription waits for dependents", opstatus: "required", state: StateWaiting, reason: "RequiredByOthers",
+			conds: []metav1.Condition{cond(omv1.ConditionResolved, false, omv1.ReasonPaused), cond(omv1.ConditionReady, false, "RequiredByOthers")}},
 		{name: "unhealthy after its gate", opstatus: "succeeded", state: StateUnhealthy, reason: "ComponentUnhealthy",
 			conds: []metav1.Condition{cond(omv1.ConditionHealthy, false, "ComponentUnhealthy"), cond(omv1.ConditionReady, false, "ComponentUnhealthy")}},
 		{name: "a configuration change in its health gate", opstatus: "succeeded", state: StateProgressing, reason: "HealthGateRunning",
@@ -117,6 +124,59 @@ func TestWaitsForWindow(t *testing.T) {
 			sub := &omv1.Subscription{Spec: omv1.SubscriptionSpec{UpgradeWindows: tc.windows}}
 			if got := waitsForWindow(sub, tc.bp, tc.exists, tc.target, now); got != tc.want {
 				t.Errorf("waitsForWindow = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestDeriveReady: Ready is the first condition that is not true, and while an uninstall
+// is asked for, Installed alone (found by hand: a paused Subscription, uninstalled, kept
+// saying "spec.paused is true").
+func TestDeriveReady(t *testing.T) {
+	cond := func(typ string, status metav1.ConditionStatus, reason string) metav1.Condition {
+		return metav1.Condition{Type: typ, Status: status, Reason: reason, Message: reason + " words"}
+	}
+	yes, no := metav1.ConditionTrue, metav1.ConditionFalse
+	for _, tc := range []struct {
+		name       string
+		opstatus   string
+		conds      []metav1.Condition
+		want       metav1.ConditionStatus
+		wantReason string
+	}{
+		{"installed and healthy", "succeeded",
+			[]metav1.Condition{cond(omv1.ConditionResolved, yes, "Resolved"), cond(omv1.ConditionInstalled, yes, "Succeeded"), cond(omv1.ConditionHealthy, yes, "Healthy")},
+			yes, omv1.ReasonSucceeded},
+		{"paused: the pause", "succeeded",
+			[]metav1.Condition{cond(omv1.ConditionResolved, no, omv1.ReasonPaused), cond(omv1.ConditionInstalled, yes, "Succeeded"), cond(omv1.ConditionHealthy, yes, "Healthy")},
+			no, omv1.ReasonPaused},
+		{"nothing installed yet", "",
+			[]metav1.Condition{cond(omv1.ConditionResolved, yes, "Resolved")},
+			no, "Pending"},
+		{"paused, then uninstalled", "deleted",
+			[]metav1.Condition{cond(omv1.ConditionResolved, no, omv1.ReasonPaused), cond(omv1.ConditionInstalled, no, omv1.ReasonUninstalled)},
+			no, omv1.ReasonUninstalled},
+		{"paused, uninstall under way", "deleting",
+			[]metav1.Condition{cond(omv1.ConditionResolved, no, omv1.ReasonPaused), cond(omv1.ConditionInstalled, no, omv1.ReasonUninstalling), cond(omv1.ConditionHealthy, yes, "Healthy")},
+			no, omv1.ReasonUninstalling},
+		{"catalog gone, uninstalled", "deleted",
+			[]metav1.Condition{cond(omv1.ConditionResolved, no, omv1.ReasonCatalogNotReady), cond(omv1.ConditionInstalled, no, omv1.ReasonUninstalled)},
+			no, omv1.ReasonUninstalled},
+		{"uninstall refused while others depend: runs, healthy, not as asked", "required",
+			[]metav1.Condition{cond(omv1.ConditionResolved, yes, "Resolved"), cond(omv1.ConditionInstalled, yes, "RequiredByOthers"), cond(omv1.ConditionHealthy, yes, "Healthy")},
+			no, "RequiredByOthers"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sub := &omv1.Subscription{}
+			sub.Status.Opstatus = tc.opstatus
+			sub.Status.Conditions = tc.conds
+			deriveReady(sub)
+			c := meta.FindStatusCondition(sub.Status.Conditions, omv1.ConditionReady)
+			if c == nil || c.Status != tc.want || c.Reason != tc.wantReason {
+				t.Fatalf("Ready = %+v, want %s %s", c, tc.want, tc.wantReason)
+			}
+			if c.Message == "" {
+				t.Errorf("Ready %s %s with no words", c.Status, c.Reason)
 			}
 		})
 	}

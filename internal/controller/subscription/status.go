@@ -202,7 +202,19 @@ func conditionMessage(c *metav1.Condition) string {
 // deriveReady is the one place the Subscription's Ready condition is set: true when the
 // intent is resolved and the operator it names is installed and healthy; otherwise false
 // with the reason of the first condition that is not.
+//
+// While an uninstall is asked for, Ready follows Installed alone: what was resolved (or
+// paused) before no longer says anything about the Subscription, which is not as asked
+// until the operator is gone ("Uninstalling", "RequiredByOthers", "Uninstalled"); found
+// by hand: an uninstalled Subscription that had been paused kept saying "spec.paused is
+// true: version changes wait".
 func deriveReady(sub *omv1.Subscription) {
+	if uninstalling(sub.Status.Opstatus) {
+		if c := meta.FindStatusCondition(sub.Status.Conditions, omv1.ConditionInstalled); c != nil {
+			setCondition(sub, omv1.ConditionReady, false, c.Reason, c.Message)
+			return
+		}
+	}
 	for _, typ := range []string{omv1.ConditionResolved, omv1.ConditionInstalled, omv1.ConditionHealthy} {
 		c := meta.FindStatusCondition(sub.Status.Conditions, typ)
 		if c == nil {
@@ -222,6 +234,12 @@ func deriveReady(sub *omv1.Subscription) {
 		}
 	}
 	setCondition(sub, omv1.ConditionReady, true, omv1.ReasonSucceeded, sub.Status.InstalledCSV+" is installed and healthy")
+}
+
+// uninstalling says whether opstatus is an uninstall's: under way, waiting for the
+// installations that depend on it, or done.
+func uninstalling(opstatus string) bool {
+	return opstatus == "deleting" || opstatus == "required" || opstatus == "deleted"
 }
 
 // inProgress says whether a Subscription's words, in opstatus, are progress: the steps
