@@ -82,6 +82,8 @@ type Reconciler struct {
 	contents contentCache
 	checked  preflightCache
 	crdWaits crdWaits
+	// crdLocks hold a CRD from an installation's read of it to its write (nameLocks).
+	crdLocks nameLocks
 	// rechecks: when each blocked change (rights, CRD preflight) was last checked again;
 	// its Interval, the longest recheck, bounds what it keeps.
 	rechecks statuswrite.Throttle

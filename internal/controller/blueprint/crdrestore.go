@@ -73,6 +73,10 @@ func (r *Reconciler) restoreCRDs(ctx context.Context, s *scope, missing []string
 	if err != nil {
 		return nil, "", err
 	}
+	// Held from the read below to the write: another installation of the package, side by
+	// side, restores the same CRD at once (crdLocks).
+	defer r.crdLocks.lock(missing)()
+	key, value := ProviderKey(bp.Namespace, bp.Name), providerValue(bp, rev.CSVName)
 	var made []string
 	for _, u := range content.CRDs {
 		if !slices.Contains(missing, u.GetName()) {
@@ -87,12 +91,36 @@ func (r *Reconciler) restoreCRDs(ctx context.Context, s *scope, missing []string
 			return made, "", err
 		}
 		annotate(crd, bp.Spec.Package, rev.Version, hash)
-		carryProviders(crd, nil, ProviderKey(bp.Namespace, bp.Name), providerValue(bp, rev.CSVName))
-		// Created, never updated: another installation of the package (side by side) may
-		// have made it again a moment ago, perhaps at a newer version, which stands.
-		crd.ResourceVersion = ""
-		err = cl.Create(ctx, crd, client.FieldOwner(config.FieldOwner))
-		if apierrors.IsAlreadyExists(err) {
+		// Another installation of the package (side by side) may have made it again a
+		// moment ago: at a version no older than this one's, it stands; at an older one,
+		// this version's replaces it, as an install's plan would (an older version's CRD
+		// never stands over a newer one's), from this read, as a precondition.
+		live := &apiextensionsv1.CustomResourceDefinition{}
+		switch err := r.APIReader.Get(ctx, client.ObjectKey{Name: crd.Name}, live); {
+		case apierrors.IsNotFound(err):
+			live = nil
+		case err != nil:
+			return made, "", err
+		case live.Annotations[AnnotationCRDPackage] != bp.Spec.Package || !older(live.Annotations[AnnotationCRDVersion], rev.Version):
+			// It stands; this installation's provider record goes on it, as an install's
+			// would (the one that made it carried only its own).
+			if live.Annotations[key] != value {
+				if err := patchProvider(ctx, cl, crd.Name, key, &value); err != nil {
+					r.event(bp, true, "CRDProviderNotRecorded", "Could not record %s as a provider on CRD %s: %v", rev.CSVName, crd.Name, err)
+				}
+			}
+			continue
+		}
+		carryProviders(crd, live, key, value)
+		if live == nil {
+			crd.ResourceVersion = ""
+			err = cl.Create(ctx, crd, client.FieldOwner(config.FieldOwner))
+		} else {
+			_, err = kubeapply.ApplyAndGet(ctx, cl, crd)
+		}
+		if apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err) {
+			// Made or changed by someone else since the read: the next pass reads again.
+			statuswrite.RequeueWithin(&s.result, time.Second)
 			continue
 		}
 		if err != nil {

@@ -101,18 +101,35 @@ func (r *Reconciler) carryOut(ctx context.Context, s *scope) error {
 	if waiting, err := r.waitForNativeAPIs(s, content.CSV); waiting || err != nil {
 		return err
 	}
-	plan, stop, err := r.planCRDs(ctx, s, content)
+	plan, repairs, stop, err := r.placeCRDs(ctx, s, content)
 	if stop || err != nil {
 		return err
 	}
+	return r.startCSV(ctx, s, child, liveRV, content.CSV, plan, repairs)
+}
+
+// placeCRDs plans the bundle's CRDs, checks the installing identity may write them, and
+// applies them, holding each CRD's lock (crdLocks) from the plan's read to the apply, so
+// that no other installation of this process writes it in between. stop: the pass ends
+// here (err says why, or the scope does).
+func (r *Reconciler) placeCRDs(ctx context.Context, s *scope, content *catalog.BundleContent) ([]crdStep, []omv1alpha1.CRDRepair, bool, error) {
+	names := make([]string, 0, len(content.CRDs))
+	for _, u := range content.CRDs {
+		names = append(names, u.GetName())
+	}
+	defer r.crdLocks.lock(names)()
+	plan, stop, err := r.planCRDs(ctx, s, content)
+	if stop || err != nil {
+		return nil, nil, true, err
+	}
 	if stop, err := r.checkAccess(ctx, s, content, plan); stop || err != nil {
-		return err
+		return nil, nil, true, err
 	}
 	repairs, stop, err := r.applyCRDs(ctx, s, content, plan)
-	if err != nil || stop {
-		return err
+	if stop || err != nil {
+		return nil, nil, true, err
 	}
-	return r.startCSV(ctx, s, child, liveRV, content.CSV, plan, repairs)
+	return plan, repairs, false, nil
 }
 
 // startCSV takes a revision whose CRDs are in place on to its CSV: it records the
