@@ -317,3 +317,110 @@ func TestSideBySide(t *testing.T) {
 		return owner == ""
 	}, func() string { owner, _ := sharedRole(t); return owner })
 }
+
+// TestSideBySideCreatedAtOnce: six installations of one package, at three versions in six
+// namespaces, created at the same moment. Their shared CRD ends at the newest version's
+// schema with every installation's provider record; and so again once it is deleted by
+// hand and the installations create it again. Before, each installation read no CRD and
+// applied its own (the Blueprint controller runs several workers), and the last one's
+// stood, often an older version's, with half the records (found by hand).
+func TestSideBySideCreatedAtOnce(t *testing.T) {
+	const crdName = "widgets.race.samples.operator-manager.domain"
+	to := strings.NewReplacer("twin-operator", "race-operator", "sidebyside.samples", "race.samples",
+		"gadgets", "widgets", "Gadget", "Widget", "gadget", "widget")
+	dir := filepath.Join(work, "catalogs", "race")
+	for version, max := range map[string]int{"1.0.0": 10, "1.1.0": 20, "1.2.0": 30} {
+		d := filepath.Join(dir, "race-operator", version)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "csv.yaml"), []byte(to.Replace(fmt.Sprintf(gadgetCSV, version))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "crd.yaml"), []byte(to.Replace(fmt.Sprintf(gadgetCRD, max))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		_ = k8s.Delete(ctx(), &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: crdName}})
+	})
+	versions := []string{"1.0.0", "1.1.0", "1.2.0", "1.2.0", "1.1.0", "1.0.0"}
+	var namespaces []string
+	for i := range versions {
+		ns := fmt.Sprintf("race-%d", i+1)
+		newNamespace(t, ns)
+		if err := k8s.Create(ctx(), &omv1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Name: "race", Namespace: ns},
+			Spec: omv1.CatalogSourceSpec{SourceType: omv1.SourceDirectory, Directory: dir}}); err != nil {
+			t.Fatal(err)
+		}
+		namespaces = append(namespaces, ns)
+	}
+	// Every catalog loaded first, so the six start together.
+	for _, ns := range namespaces {
+		eventually(t, time.Minute, "catalog "+ns+"/race Ready", func() bool {
+			cs := &omv1.CatalogSource{}
+			return k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "race"}, cs) == nil &&
+				condition(cs.Status.Conditions, omv1.ConditionReady).Status == metav1.ConditionTrue
+		}, func() string { return "" })
+	}
+	for i, ns := range namespaces {
+		sub := &omv1.Subscription{ObjectMeta: metav1.ObjectMeta{Name: "race", Namespace: ns},
+			Spec: omv1.SubscriptionSpec{StartingCSV: "race-operator." + versions[i], Catalog: "race", Option: omv1.OptionCreate, TargetNamespaces: []string{ns}}}
+		if err := k8s.Create(ctx(), sub); err != nil {
+			t.Fatal(err)
+		}
+		uninstallAtEnd(t, ns, "race")
+	}
+	// check says what is wrong with the shared CRD: not at 1.2.0's schema, or missing a
+	// provider; "" when nothing is.
+	check := func() string {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := k8s.Get(ctx(), client.ObjectKey{Name: crdName}, crd); err != nil {
+			return err.Error()
+		}
+		var problems []string
+		max := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["size"].Maximum
+		if max == nil {
+			return "the CRD's spec.size has no maximum"
+		}
+		if v := crd.Annotations["operator-manager.domain/crd-version"]; v != "1.2.0" || *max != 30 {
+			problems = append(problems, fmt.Sprintf("the CRD is at version %q (size maximum %v), want 1.2.0's (30)", v, *max))
+		}
+		for i, ns := range namespaces {
+			want := ns + "/race race-operator.v" + versions[i]
+			if got := crd.Annotations["provided-by.operator-manager.domain/"+ns+".race"]; got != want {
+				problems = append(problems, fmt.Sprintf("provider record of %s: %q, want %q", ns, got, want))
+			}
+		}
+		return strings.Join(problems, "; ")
+	}
+	for i, ns := range namespaces {
+		waitRunning(t, ns, "race", "race-operator.v"+versions[i])
+	}
+	if problem := check(); problem != "" {
+		t.Errorf("created at once: %s", problem)
+	}
+
+	// Deleted by hand: each installation creates it again (within moments: the new one
+	// is told by its UID), and the newest stands.
+	before := &apiextensionsv1.CustomResourceDefinition{}
+	if err := k8s.Get(ctx(), client.ObjectKey{Name: crdName}, before); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Delete(ctx(), before); err != nil {
+		t.Fatal(err)
+	}
+	var last string
+	eventually(t, 2*time.Minute, "the CRD created again at 1.2.0 with every provider", func() bool {
+		again := &apiextensionsv1.CustomResourceDefinition{}
+		if err := k8s.Get(ctx(), client.ObjectKey{Name: crdName}, again); err != nil || again.UID == before.UID {
+			last = fmt.Sprintf("not created again yet (%v)", err)
+			return false
+		}
+		last = check()
+		return last == ""
+	}, func() string { return last })
+	for _, ns := range namespaces {
+		waitReady(t, ns, "race", time.Minute)
+	}
+}
