@@ -61,7 +61,7 @@ func (e *StepError) Unwrap() error { return e.Err }
 // resource someone else rewrote (Conflict) or deleted (NotFound) meanwhile counts as
 // migrated: any write since the storage version became current was encoded in it. It
 // returns how many custom resources it rewrote; any other refusal stops it, as a
-// *StepError.
+// *StepError. Once done, live carries the resourceVersion and status written.
 func Migrate(ctx context.Context, c client.Client, dyn dynamic.Interface, live *apiextensionsv1.CustomResourceDefinition, m *Migration) (int, error) {
 	if m.SwitchFrom != "" {
 		// The storage version moves first (Preflight found no custom resource): from here
@@ -115,5 +115,8 @@ func Migrate(ctx context.Context, c client.Client, dyn dynamic.Interface, live *
 	if err := c.Status().Update(ctx, updated); err != nil {
 		return rewritten, &StepError{Verb: "update", Resource: "customresourcedefinitions/status", Object: live.Name, Err: err}
 	}
+	// live is now the CRD as written: a caller applying the new CRD on top of it, with
+	// live's resourceVersion as the precondition, does so without a needless conflict.
+	live.ResourceVersion, live.Status = updated.ResourceVersion, updated.Status
 	return rewritten, nil
 }

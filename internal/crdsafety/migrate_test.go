@@ -82,6 +82,11 @@ func TestMigrate(t *testing.T) {
 			if !reflect.DeepEqual(got.Status.StoredVersions, []string{"v1"}) {
 				t.Errorf("storedVersions %v; want [v1]", got.Status.StoredVersions)
 			}
+			// live is the CRD as written: an apply holding to its version goes through.
+			if live.ResourceVersion != got.ResourceVersion || !reflect.DeepEqual(live.Status.StoredVersions, []string{"v1"}) {
+				t.Errorf("live after the migration: resourceVersion %s, storedVersions %v; want %s, [v1]",
+					live.ResourceVersion, live.Status.StoredVersions, got.ResourceVersion)
+			}
 		})
 	}
 }

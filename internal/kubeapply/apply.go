@@ -21,14 +21,31 @@ func Apply(ctx context.Context, c client.Client, obj client.Object) error {
 	return err
 }
 
-// ApplyAndGet is Apply returning the object as the API server stored it.
+// ApplyAndGet is Apply returning the object as the API server stored it. A
+// resourceVersion obj carries (a copy read from the cluster) is dropped: the apply is
+// what the manager wants, whatever the object is now.
 func ApplyAndGet(ctx context.Context, c client.Client, obj client.Object) (*unstructured.Unstructured, error) {
+	return apply(ctx, c, obj, false)
+}
+
+// ApplyIfUnchanged is ApplyAndGet keeping obj's resourceVersion as a precondition: the API
+// server refuses the apply with a Conflict when the object changed since that version
+// was read (server-side apply checks it as an update does). For an apply that carries
+// what a read found (another installation's provider records on a shared CRD), so that a
+// write made since is not undone. An empty resourceVersion applies unconditionally.
+func ApplyIfUnchanged(ctx context.Context, c client.Client, obj client.Object) (*unstructured.Unstructured, error) {
+	return apply(ctx, c, obj, true)
+}
+
+func apply(ctx context.Context, c client.Client, obj client.Object, keepVersion bool) (*unstructured.Unstructured, error) {
 	u, err := ToUnstructured(obj)
 	if err != nil {
 		return nil, err
 	}
 	u.SetManagedFields(nil)
-	u.SetResourceVersion("")
+	if !keepVersion {
+		u.SetResourceVersion("")
+	}
 	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
 	unstructured.RemoveNestedField(u.Object, "status")
 	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(config.FieldOwner), client.ForceOwnership); err != nil {

@@ -116,7 +116,7 @@ func (r *Reconciler) restoreCRDs(ctx context.Context, s *scope, missing []string
 			crd.ResourceVersion = ""
 			err = cl.Create(ctx, crd, client.FieldOwner(config.FieldOwner))
 		} else {
-			_, err = kubeapply.ApplyAndGet(ctx, cl, crd)
+			_, err = kubeapply.ApplyIfUnchanged(ctx, cl, crd)
 		}
 		if apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err) {
 			// Made or changed by someone else since the read: the next pass reads again.

@@ -459,7 +459,7 @@ func (r *Reconciler) applyCRDs(ctx context.Context, s *scope, content *catalog.B
 		}
 		carryProviders(st.crd, st.live, key, value)
 		r.CRDs.Forget(st.crd.Name) // changed: its served versions are read again
-		stored, err := kubeapply.ApplyAndGet(ctx, cl, st.crd)
+		stored, err := kubeapply.ApplyIfUnchanged(ctx, cl, st.crd)
 		if apierrors.IsConflict(err) {
 			// Changed since the plan read it (another installation's record, a migration's
 			// stored versions): planned again from a fresh read.

@@ -65,11 +65,13 @@ func providersOfCRD(_ context.Context, crd *apiextensionsv1.CustomResourceDefini
 // carryProviders puts the installation's provider record into a CRD about to be applied,
 // with every other installation's record the live CRD carries, so the one apply writes
 // the record too (no second write per CRD). The apply is made conditional on the live
-// resourceVersion: records of others are owned by this apply from then on, and an apply
-// from a stale read would bring back a record removed meanwhile; a conflict is retried
-// from a fresh read. A CRD created by two installations at the same moment can lose the
-// first one's record to the second apply; recordProviders, on the pass that reaches the
-// CSV, finds that from the plan's fresh read and patches it back.
+// resourceVersion (kubeapply.ApplyIfUnchanged): records of others are owned by this apply
+// from then on, and an apply from a stale read would undo a record written or removed
+// meanwhile (found by hand: an installation's record of its upgrade, a merge patch made
+// between another installation's read and apply, was set back to its old version, since
+// the apply had dropped the resourceVersion); a conflict is retried from a fresh read.
+// A CRD read as absent has no version to hold to: crdLocks keeps two installations of
+// this process from both creating it.
 func carryProviders(crd, live *apiextensionsv1.CustomResourceDefinition, key, value string) {
 	if live != nil {
 		crd.ResourceVersion = live.ResourceVersion
