@@ -1,11 +1,13 @@
 package e2e
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
@@ -329,7 +332,7 @@ func TestSideBySideCreatedAtOnce(t *testing.T) {
 	to := strings.NewReplacer("twin-operator", "race-operator", "sidebyside.samples", "race.samples",
 		"gadgets", "widgets", "Gadget", "Widget", "gadget", "widget")
 	dir := filepath.Join(work, "catalogs", "race")
-	for version, max := range map[string]int{"1.0.0": 10, "1.1.0": 20, "1.2.0": 30} {
+	for version, max := range map[string]int{"1.0.0": 10, "1.1.0": 20, "1.2.0": 30, "1.3.0": 40} {
 		d := filepath.Join(dir, "race-operator", version)
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -371,20 +374,21 @@ func TestSideBySideCreatedAtOnce(t *testing.T) {
 		}
 		uninstallAtEnd(t, ns, "race")
 	}
-	// check says what is wrong with the shared CRD: not at 1.2.0's schema, or missing a
-	// provider; "" when nothing is.
-	check := func() string {
+	// check says what is wrong with the shared CRD: not at the schema of version (whose
+	// size maximum is max), or a provider record not naming what versions says runs in
+	// its namespace; "" when nothing is.
+	check := func(version string, max float64, versions []string) string {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		if err := k8s.Get(ctx(), client.ObjectKey{Name: crdName}, crd); err != nil {
 			return err.Error()
 		}
 		var problems []string
-		max := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["size"].Maximum
-		if max == nil {
+		got := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["size"].Maximum
+		if got == nil {
 			return "the CRD's spec.size has no maximum"
 		}
-		if v := crd.Annotations["operator-manager.domain/crd-version"]; v != "1.2.0" || *max != 30 {
-			problems = append(problems, fmt.Sprintf("the CRD is at version %q (size maximum %v), want 1.2.0's (30)", v, *max))
+		if v := crd.Annotations["operator-manager.domain/crd-version"]; v != version || *got != max {
+			problems = append(problems, fmt.Sprintf("the CRD is at version %q (size maximum %v), want %s's (%v)", v, *got, version, max))
 		}
 		for i, ns := range namespaces {
 			want := ns + "/race race-operator.v" + versions[i]
@@ -397,7 +401,7 @@ func TestSideBySideCreatedAtOnce(t *testing.T) {
 	for i, ns := range namespaces {
 		waitRunning(t, ns, "race", "race-operator.v"+versions[i])
 	}
-	if problem := check(); problem != "" {
+	if problem := check("1.2.0", 30, versions); problem != "" {
 		t.Errorf("created at once: %s", problem)
 	}
 
@@ -417,10 +421,36 @@ func TestSideBySideCreatedAtOnce(t *testing.T) {
 			last = fmt.Sprintf("not created again yet (%v)", err)
 			return false
 		}
-		last = check()
+		last = check("1.2.0", 30, versions)
 		return last == ""
 	}, func() string { return last })
 	for _, ns := range namespaces {
 		waitReady(t, ns, "race", time.Minute)
 	}
+
+	// Every version changed at once, one to a newer CRD: each record names its new version
+	// (before, the newer CRD's apply, from a read made before another installation recorded
+	// its upgrade, set that record back: the apply dropped the version it read).
+	next := []string{"1.2.0", "1.0.0", "1.1.0", "1.3.0", "1.2.0", "1.1.0"}
+	var wg sync.WaitGroup
+	errs := make([]error, len(namespaces))
+	for i, ns := range namespaces {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"startingCSV":"race-operator.`+next[i]+`"}}`))
+			errs[i] = k8s.Patch(ctx(), &omv1.Subscription{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "race"}}, patch)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	for i, ns := range namespaces {
+		waitRunning(t, ns, "race", "race-operator.v"+next[i])
+	}
+	eventually(t, time.Minute, "the CRD at 1.3.0 with every provider at its new version", func() bool {
+		last = check("1.3.0", 40, next)
+		return last == ""
+	}, func() string { return last })
 }
