@@ -18,6 +18,7 @@ import (
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
 	"github.com/operator-manager/operator-manager/internal/catalog"
+	"github.com/operator-manager/operator-manager/internal/controller/finalizer"
 	"github.com/operator-manager/operator-manager/internal/identity"
 	"github.com/operator-manager/operator-manager/internal/installplan"
 	"github.com/operator-manager/operator-manager/internal/metrics"
@@ -559,12 +560,13 @@ func (r *Reconciler) finalize(ctx context.Context, bp *omv1.Blueprint) (ctrl.Res
 		return ctrl.Result{}, err
 	}
 	handedBack := sub != nil && sub.DeletionTimestamp.IsZero() && sub.Spec.Option != omv1.OptionDelete && bp.Status.CurrentCSV != ""
-	patch := client.MergeFrom(bp.DeepCopy())
-	controllerutil.RemoveFinalizer(bp, omv1.Finalizer)
-	if err := r.Client.Patch(ctx, bp, patch); err != nil {
-		// NotFound: a pass from a cache that still held the finalizer, after the pass that
-		// removed it (and told the Subscription) already let the Blueprint go.
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+	if removed, err := finalizer.Remove(ctx, r.Client, bp); err != nil {
+		return ctrl.Result{}, err
+	} else if !removed {
+		// A pass from a cache that still held the finalizer, after the pass that removed
+		// it (and told the Subscription) let the Blueprint go; or one from a copy older
+		// than the Blueprint, looked at again in a moment.
+		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	if handedBack {
 		// Not an uninstall: the Blueprint itself was deleted (by hand). Its operator went

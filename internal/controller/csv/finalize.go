@@ -17,6 +17,7 @@ import (
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
+	"github.com/operator-manager/operator-manager/internal/controller/finalizer"
 	"github.com/operator-manager/operator-manager/internal/identity"
 	"github.com/operator-manager/operator-manager/internal/refusal"
 	"github.com/operator-manager/operator-manager/internal/render"
@@ -82,12 +83,12 @@ func (r *Reconciler) finalize(ctx context.Context, csv *omv1alpha1.ClusterServic
 	if err := r.releaseConversions(ctx, csv, id); err != nil {
 		return ctrl.Result{}, err
 	}
-	patch := client.MergeFrom(csv.DeepCopy())
-	controllerutil.RemoveFinalizer(csv, omv1.Finalizer)
-	if err := r.Client.Patch(ctx, csv, patch); err != nil {
+	if removed, err := finalizer.Remove(ctx, r.Client, csv); err != nil {
+		return ctrl.Result{}, err
+	} else if !removed {
 		// Gone already: a pass on a cache that still showed the finalizer, after the one
-		// that removed it and said so.
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		// that removed it and said so; or changed since read, looked at again in a moment.
+		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	r.event(csv, false, "Deleted", "Removed every object of %s", csv.Name)
 	return ctrl.Result{}, nil

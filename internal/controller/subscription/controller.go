@@ -941,21 +941,24 @@ func (r *Reconciler) uninstall(ctx context.Context, sub *omv1.Subscription) (ctr
 	case !apierrors.IsNotFound(err):
 		return ctrl.Result{}, err
 	}
-	if sub.Status.InstalledCSV != "" {
-		r.Recorder.Eventf(sub, nil, corev1.EventTypeNormal, omv1.ReasonUninstalled, "Uninstall", "Uninstalled %s", sub.Status.InstalledCSV)
-		metrics.InstalledVersions.Delete(sub.Namespace + "/" + sub.Name)
-	}
+	uninstalled := sub.Status.InstalledCSV
 	sub.Status.InstalledCSV, sub.Status.InstalledVersion, sub.Status.CurrentRevision = "", "", 0
 	setCondition(sub, omv1.ConditionInstalled, false, omv1.ReasonUninstalled, "the operator is uninstalled; its CRDs and custom resources are kept")
 	removeCondition(sub, omv1.ConditionHealthy)
 	sub.Status.Opstatus = "deleted"
 	sub.Status.ObservedGeneration = sub.Generation
 	if !sub.DeletionTimestamp.IsZero() && controllerutil.ContainsFinalizer(sub, omv1.Finalizer) {
-		patch := client.MergeFrom(sub.DeepCopy())
-		controllerutil.RemoveFinalizer(sub, omv1.Finalizer)
-		if err := r.Client.Patch(ctx, sub, patch); err != nil {
-			return ctrl.Result{}, client.IgnoreNotFound(err)
+		// Told once the Subscription is let go, by the pass that let it go (not by one on
+		// a cache still showing it, nor on a Subscription applied again under its name).
+		if removed, err := finalizer.Remove(ctx, r.Client, sub); err != nil {
+			return ctrl.Result{}, err
+		} else if !removed {
+			return ctrl.Result{RequeueAfter: time.Second}, nil
 		}
+	}
+	if uninstalled != "" {
+		r.Recorder.Eventf(sub, nil, corev1.EventTypeNormal, omv1.ReasonUninstalled, "Uninstall", "Uninstalled %s", uninstalled)
+		metrics.InstalledVersions.Delete(sub.Namespace + "/" + sub.Name)
 	}
 	return ctrl.Result{}, nil
 }
