@@ -75,3 +75,34 @@ func TestFinalizeAsksTheServer(t *testing.T) {
 		})
 	}
 }
+
+// TestFinalizeLeavesAnotherBlueprintsCSVs: a Blueprint deleted by hand is made again under
+// its name, and the new one's CSV has the same name and labels as the old one's. A pass on
+// the old Blueprint (from a cache that still shows it) lets it go without deleting the new
+// one's CSV, which would uninstall the operator the Subscription just installed again.
+func TestFinalizeLeavesAnotherBlueprintsCSVs(t *testing.T) {
+	now := metav1.NewTime(time.Now())
+	old := &omv1.Blueprint{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cache", UID: "old", DeletionTimestamp: &now,
+		Finalizers: []string{omv1.Finalizer}, Labels: map[string]string{omv1.LabelSubscription: "cache"}}}
+	yes := true
+	theirs := &omv1alpha1.ClusterServiceVersion{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cache-operator.v1.1.0", UID: "csv",
+		Labels: map[string]string{omv1.LabelSubscription: "cache"},
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: omv1.GroupVersion.String(), Kind: "Blueprint", Name: "cache", UID: "new", Controller: &yes}}}}
+	server := fake.NewClientBuilder().WithScheme(scheme.Scheme).WithObjects(old.DeepCopy(), theirs.DeepCopy()).Build()
+	r := &Reconciler{Client: server, APIReader: server}
+	got := &omv1.Blueprint{}
+	if err := server.Get(context.Background(), client.ObjectKeyFromObject(old), got); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.finalize(context.Background(), got); err != nil {
+		t.Fatal(err)
+	}
+	csv := &omv1alpha1.ClusterServiceVersion{}
+	if err := server.Get(context.Background(), client.ObjectKeyFromObject(theirs), csv); err != nil || !csv.DeletionTimestamp.IsZero() {
+		t.Errorf("the new Blueprint's CSV: %v, deleted at %v; want it untouched", err, csv.DeletionTimestamp)
+	}
+	after := &omv1.Blueprint{}
+	if err := server.Get(context.Background(), client.ObjectKeyFromObject(old), after); err == nil && len(after.Finalizers) > 0 {
+		t.Errorf("the old Blueprint kept its finalizer over a CSV not its own")
+	}
+}

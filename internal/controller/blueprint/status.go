@@ -581,20 +581,30 @@ func (r *Reconciler) finalize(ctx context.Context, bp *omv1.Blueprint) (ctrl.Res
 }
 
 // deleteCSVs deletes the Blueprint's CSVs that reader lists, and says whether any were
-// left (being deleted: their finalizers remove what they installed).
+// left (being deleted: their finalizers remove what they installed). A CSV another
+// Blueprint controls is not this one's: a Blueprint deleted by hand is made again under
+// its name, with CSVs of the same names and labels, and a pass on a cache that still
+// shows the old one must not uninstall the new one's. Each delete holds to the UID listed.
 func (r *Reconciler) deleteCSVs(ctx context.Context, reader client.Reader, bp *omv1.Blueprint) (bool, error) {
 	list := &omv1alpha1.ClusterServiceVersionList{}
 	if err := reader.List(ctx, list, client.InNamespace(bp.Namespace), client.MatchingLabels{omv1.LabelSubscription: bp.SubscriptionName()}); err != nil {
 		return false, err
 	}
+	left := false
 	for i := range list.Items {
-		if list.Items[i].DeletionTimestamp.IsZero() {
-			if err := r.Client.Delete(ctx, &list.Items[i]); client.IgnoreNotFound(err) != nil {
+		csv := &list.Items[i]
+		if owner := metav1.GetControllerOf(csv); owner != nil && owner.UID != bp.UID {
+			continue
+		}
+		left = true
+		if csv.DeletionTimestamp.IsZero() {
+			err := r.Client.Delete(ctx, csv, client.Preconditions{UID: &csv.UID})
+			if client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
 				return false, err
 			}
 		}
 	}
-	return len(list.Items) > 0, nil
+	return left, nil
 }
 
 // deleteCRDs is the explicit opt-in of a Subscription's spec.uninstall.deleteCRDs: once the
