@@ -86,7 +86,7 @@ func TestFinalizeLeavesAnotherBlueprintsCSVs(t *testing.T) {
 		Finalizers: []string{omv1.Finalizer}, Labels: map[string]string{omv1.LabelSubscription: "cache"}}}
 	yes := true
 	theirs := &omv1alpha1.ClusterServiceVersion{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cache-operator.v1.1.0", UID: "csv",
-		Labels: map[string]string{omv1.LabelSubscription: "cache"},
+		Labels:          map[string]string{omv1.LabelSubscription: "cache"},
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: omv1.GroupVersion.String(), Kind: "Blueprint", Name: "cache", UID: "new", Controller: &yes}}}}
 	server := fake.NewClientBuilder().WithScheme(scheme.Scheme).WithObjects(old.DeepCopy(), theirs.DeepCopy()).Build()
 	r := &Reconciler{Client: server, APIReader: server}
