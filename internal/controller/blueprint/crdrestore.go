@@ -26,16 +26,25 @@ const ReasonCRDRecreated = "CRDRecreated"
 // ReasonCRDMissing: a CRD the running version owns is gone and cannot be created again.
 const ReasonCRDMissing = "CRDMissing"
 
-// missingCRDs lists the CRDs the running CSV owns that the cluster no longer has. Only
-// with CRDs watched: the cache says a CRD is there at no cost, and only one it does not
-// hold is read to confirm it is gone (a CRD created a moment ago may not be cached yet).
-func (r *Reconciler) missingCRDs(ctx context.Context, csv *omv1alpha1.ClusterServiceVersion) ([]string, error) {
+// missingCRDs lists the CRDs the running CSV owns that the cluster no longer has, and
+// those it has that lack this installation's provider record (key, value). Only with CRDs
+// watched: the cache says a CRD is there, and with which records, at no cost, and only
+// one it does not hold is read to confirm it is gone (a CRD created a moment ago may not
+// be cached yet). A record goes with its CRD: when a CRD deleted by hand is made again by
+// another installation of the package before this one notices, this one never restores
+// it, and its record would stay gone (found in CI: TestSideBySideCreatedAtOnce).
+func (r *Reconciler) missingCRDs(ctx context.Context, csv *omv1alpha1.ClusterServiceVersion, key, value string) (missing, unrecorded []string, err error) {
 	if !r.CRDs.Watched() {
-		return nil, nil
+		return nil, nil, nil
 	}
-	var missing []string
 	for _, d := range csv.Spec.CustomResourceDefinitions.Owned {
-		if _, ok := r.CRDs.Cached(d.Name); ok || slices.Contains(missing, d.Name) {
+		if slices.Contains(missing, d.Name) || slices.Contains(unrecorded, d.Name) {
+			continue
+		}
+		if cached, ok := r.CRDs.Cached(d.Name); ok {
+			if cached.Annotations[key] != value {
+				unrecorded = append(unrecorded, d.Name)
+			}
 			continue
 		}
 		err := r.APIReader.Get(ctx, client.ObjectKey{Name: d.Name}, &apiextensionsv1.CustomResourceDefinition{})
@@ -43,10 +52,24 @@ func (r *Reconciler) missingCRDs(ctx context.Context, csv *omv1alpha1.ClusterSer
 		case apierrors.IsNotFound(err):
 			missing = append(missing, d.Name)
 		case err != nil:
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return missing, nil
+	return missing, unrecorded, nil
+}
+
+// recordOn puts this installation's provider record back on CRDs that lack it (a merge
+// patch of its own key: no other installation's record is touched).
+func (r *Reconciler) recordOn(ctx context.Context, s *scope, crds []string, key, value string) {
+	cl, err := r.Identities.For(s.id)
+	if err != nil {
+		return
+	}
+	for _, name := range crds {
+		if err := patchProvider(ctx, cl, name, key, &value); err != nil {
+			r.event(s.bp, true, "CRDProviderNotRecorded", "Could not record %s as a provider on CRD %s: %v", s.bp.Status.CurrentCSV, name, err)
+		}
+	}
 }
 
 // restoreCRDs creates again the CRDs of the version that runs that were deleted while the

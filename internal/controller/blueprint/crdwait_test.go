@@ -1,6 +1,8 @@
 package blueprint
 
 import (
+	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	omv1alpha1 "github.com/operator-manager/operator-manager/api/v1alpha1"
 	"github.com/operator-manager/operator-manager/internal/crdready"
 )
 
@@ -111,5 +114,30 @@ func TestStepsOf(t *testing.T) {
 	}
 	if plan[0].write || plan[1].write {
 		t.Error("a step after the CRDs writes a CRD")
+	}
+}
+
+// TestMissingCRDs: of the CRDs the running CSV owns, one the cluster no longer has is
+// missing, and one it has without this installation's provider record is unrecorded (a
+// CRD deleted by hand and made again by another installation of the package, before this
+// one noticed, carries only that one's record).
+func TestMissingCRDs(t *testing.T) {
+	scheme := runtime.NewScheme()
+	_ = apiextensionsv1.AddToScheme(scheme)
+	recorded := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "a.x", Annotations: map[string]string{"k": "ns/x v1"}}}
+	other := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "b.x", Annotations: map[string]string{"k2": "ns2/x v2"}}}
+	stale := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "c.x", Annotations: map[string]string{"k": "ns/x v0"}}}
+	cluster := fake.NewClientBuilder().WithScheme(scheme).WithObjects(recorded, other, stale).Build()
+	r := &Reconciler{CRDs: &crdready.Memo{Cache: cluster}, APIReader: cluster}
+	csv := &omv1alpha1.ClusterServiceVersion{}
+	for _, n := range []string{"a.x", "b.x", "c.x", "gone.x", "b.x"} {
+		csv.Spec.CustomResourceDefinitions.Owned = append(csv.Spec.CustomResourceDefinitions.Owned, v1alpha1.CRDDescription{Name: n})
+	}
+	missing, unrecorded, err := r.missingCRDs(context.Background(), csv, "k", "ns/x v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(missing, []string{"gone.x"}) || !slices.Equal(unrecorded, []string{"b.x", "c.x"}) {
+		t.Errorf("missing %v, unrecorded %v; want [gone.x], [b.x c.x]", missing, unrecorded)
 	}
 }

@@ -306,10 +306,12 @@ func (r *Reconciler) liveHealth(ctx context.Context, s *scope) error {
 	status, reason, msg := liveVerdict(bp.Status.CurrentCSV, csv, s.now)
 	if csv != nil {
 		r.seen(bp, csv.ResourceVersion, s.now)
-		missing, err := r.missingCRDs(ctx, csv)
+		key, value := ProviderKey(bp.Namespace, bp.Name), providerValue(bp, bp.Status.CurrentCSV)
+		missing, unrecorded, err := r.missingCRDs(ctx, csv, key, value)
 		if err != nil {
 			return err
 		}
+		r.recordOn(ctx, s, unrecorded, key, value)
 		if len(missing) > 0 {
 			made, why, err := r.restoreCRDs(ctx, s, missing)
 			switch {
