@@ -66,9 +66,7 @@ func (r *Reconciler) recordOn(ctx context.Context, s *scope, crds []string, key,
 		return
 	}
 	for _, name := range crds {
-		if err := patchProvider(ctx, cl, name, key, &value); err != nil {
-			r.event(s.bp, true, "CRDProviderNotRecorded", "Could not record %s as a provider on CRD %s: %v", s.bp.Status.CurrentCSV, name, err)
-		}
+		r.recordProvider(ctx, s.bp, cl, name, key, value, s.bp.Status.CurrentCSV)
 	}
 }
 
@@ -128,9 +126,7 @@ func (r *Reconciler) restoreCRDs(ctx context.Context, s *scope, missing []string
 			// It stands; this installation's provider record goes on it, as an install's
 			// would (the one that made it carried only its own).
 			if live.Annotations[key] != value {
-				if err := patchProvider(ctx, cl, crd.Name, key, &value); err != nil {
-					r.event(bp, true, "CRDProviderNotRecorded", "Could not record %s as a provider on CRD %s: %v", rev.CSVName, crd.Name, err)
-				}
+				r.recordProvider(ctx, bp, cl, crd.Name, key, value, rev.CSVName)
 			}
 			continue
 		}

@@ -99,15 +99,20 @@ func (r *Reconciler) recordProviders(ctx context.Context, s *scope, plan []crdSt
 		if st.live != nil && st.live.Annotations[key] == value {
 			continue
 		}
-		if err := patchProvider(ctx, cl, st.crd.Name, key, &value); err != nil {
-			// A record for people: the installation goes on without it.
-			r.event(s.bp, true, "CRDProviderNotRecorded", "Could not record %s as a provider on CRD %s: %v", csv, st.crd.Name, err)
-		}
+		r.recordProvider(ctx, s.bp, cl, st.crd.Name, key, value, csv)
 	}
 	if good := LastGood(s.bp); good != nil && good.CSVName != csv {
 		// Off the CRDs the new version no longer provides (the CRDs themselves stay: an
 		// upgrade never deletes one), once per version change.
 		r.dropRecords(ctx, s.bp, cl, key, provides, ", which its new version does not provide")
+	}
+}
+
+// recordProvider writes the installation's record (key, value) on one CRD, as csv's
+// provider. A record for people: the installation goes on without it, told in an event.
+func (r *Reconciler) recordProvider(ctx context.Context, bp *omv1.Blueprint, cl client.Client, crd, key, value, csv string) {
+	if err := patchProvider(ctx, cl, crd, key, &value); err != nil {
+		r.event(bp, true, "CRDProviderNotRecorded", "Could not record %s as a provider on CRD %s: %v", csv, crd, err)
 	}
 }
 
