@@ -94,7 +94,7 @@ func (r *Reconciler) conversions(ctx context.Context, s *scope) (bool, error) {
 		if holder.Namespace != s.csv.Namespace || holder.Name != s.csv.Name {
 			continue // another installation's operator converts it; see conversionholder.go
 		}
-		err = applyConversion(ctx, cl, c.CRD, map[string]any{
+		err = applyConversion(ctx, cl, crd, map[string]any{
 			"strategy": "Webhook",
 			"webhook": map[string]any{
 				"conversionReviewVersions": toAny(c.ReviewVersions),
@@ -179,7 +179,7 @@ func (r *Reconciler) releaseConversions(ctx context.Context, csv *omv1alpha1.Clu
 					return err
 				}
 			}
-			if err := applyConversion(ctx, cl, name, map[string]any{"strategy": "None"}); err != nil {
+			if err := applyConversion(ctx, cl, crd, map[string]any{"strategy": "None"}); err != nil {
 				return fmt.Errorf("setting the conversion of CRD %s back to None: %w", name, err)
 			}
 			r.event(csv, false, "ConversionWebhookReleased", "CRD %s no longer converts through Service %s/%s, which is gone", name, csv.Namespace, service)
@@ -190,10 +190,19 @@ func (r *Reconciler) releaseConversions(ctx context.Context, csv *omv1alpha1.Clu
 
 // applyConversion server-side applies spec.conversion of a CRD, alone, under
 // ConversionFieldOwner: fields of it the owner no longer states are removed.
-func applyConversion(ctx context.Context, cl client.Client, crd string, conversion map[string]any) error {
+// It holds to resourceVersion rv, that of the CRD the decision was made from: two
+// installations passing their health gates at the same moment each decide from their own
+// read which of them holds the conversion (conversionHolder), and the later write, from a
+// read the earlier one changed, is refused as a Conflict and decided again from a fresh
+// read (before, it was applied anyway, and the holder converged only on the next look).
+func applyConversion(ctx context.Context, cl client.Client, crd *apiextensionsv1.CustomResourceDefinition, conversion map[string]any) error {
+	metadata := map[string]any{"name": crd.Name}
+	if crd.ResourceVersion != "" { // an empty one is refused, not ignored
+		metadata["resourceVersion"] = crd.ResourceVersion
+	}
 	patch := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-		"metadata": map[string]any{"name": crd},
+		"metadata": metadata,
 		"spec":     map[string]any{"conversion": conversion},
 	}}
 	return cl.Apply(ctx, client.ApplyConfigurationFromUnstructured(patch), client.FieldOwner(ConversionFieldOwner), client.ForceOwnership)
