@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -20,10 +19,13 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	"github.com/operator-manager/operator-manager/internal/render"
+	"github.com/operator-manager/operator-manager/test/harness"
 )
 
 const gadgetCRDName = "gadgets.sidebyside.samples.operator-manager.domain"
@@ -407,10 +409,9 @@ func TestSideBySideCreatedAtOnce(t *testing.T) {
 	}
 
 	// Deleted by hand: it is created again (within moments: the new one is told by its
-	// UID), with every installation's record. Which version's schema it comes back at is
-	// the first installation's to notice, or a newer one's that also noticed it gone: an
-	// installation that finds it already made again does not replace it (CI, under load,
-	// found it at 1.1.0), so only its being there at a version of the package is asked.
+	// UID), with every installation's record, at the newest running version's schema. The
+	// first installation to notice it gone may run an older version (CI, under load, found
+	// it at 1.1.0): the newer ones, finding it so, bring it up.
 	before := &apiextensionsv1.CustomResourceDefinition{}
 	if err := k8s.Get(ctx(), client.ObjectKey{Name: crdName}, before); err != nil {
 		t.Fatal(err)
@@ -419,24 +420,87 @@ func TestSideBySideCreatedAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	var last string
-	eventually(t, 2*time.Minute, "the CRD created again, at a version's schema, with every provider", func() bool {
+	eventually(t, 2*time.Minute, "the CRD created again, at 1.2.0's schema, with every provider", func() bool {
 		again := &apiextensionsv1.CustomResourceDefinition{}
 		if err := k8s.Get(ctx(), client.ObjectKey{Name: crdName}, again); err != nil || again.UID == before.UID {
 			last = fmt.Sprintf("not created again yet (%v)", err)
 			return false
 		}
-		last = ""
-		if v := again.Annotations["operator-manager.domain/crd-version"]; !slices.Contains(versions, v) {
-			last = fmt.Sprintf("the CRD made again is at version %q, not one of the package's", v)
-		}
-		v := again.Annotations["operator-manager.domain/crd-version"]
-		if problem := check(v, map[string]float64{"1.0.0": 10, "1.1.0": 20, "1.2.0": 30}[v], versions); problem != "" {
-			last = problem
-		}
+		last = check("1.2.0", 30, versions)
 		return last == ""
 	}, func() string { return last })
 	for _, ns := range namespaces {
 		waitReady(t, ns, "race", time.Minute)
+	}
+
+	// The same, made deterministic: the CRD written as 1.0.0's restore would write it
+	// (its schema and version, every record kept). The 1.2.0 installations bring it up,
+	// and say so.
+	writeAs := func(version string, max int64) {
+		t.Helper()
+		// A conflict is an installation's record or a bring-up meanwhile: read again.
+		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			if err := k8s.Get(ctx(), client.ObjectKey{Name: crdName}, crd); err != nil {
+				return err
+			}
+			crd.Annotations["operator-manager.domain/crd-version"] = version
+			size := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["size"]
+			size.Maximum = ptr.To(float64(max))
+			crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["size"] = size
+			return k8s.Update(ctx(), crd)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeAs("1.0.0", 10)
+	eventually(t, time.Minute, "the CRD, written at 1.0.0's schema, brought up to 1.2.0's", func() bool {
+		last = check("1.2.0", 30, versions)
+		return last == ""
+	}, func() string { return last })
+	eventually(t, 30*time.Second, "a CRDUpdated event", func() bool {
+		return eventIn(t, "race-3", "Normal", "CRDUpdated", "brought up to race-operator.v1.2.0's") ||
+			eventIn(t, "race-4", "Normal", "CRDUpdated", "brought up to race-operator.v1.2.0's")
+	}, func() string { return "" })
+
+	// Written so with a looser schema, and a custom resource made under it that 1.2.0's
+	// refuses: nothing is changed, the 1.2.0 installations say what stops them (Healthy
+	// False, naming the custom resource), and once a person mends it the CRD is brought
+	// up by itself.
+	// (Written first as a newer version's, which every installation leaves as it is, so
+	// the custom resource is made before any installation can bring the CRD up.)
+	writeAs("9.0.0", 100)
+	widget := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"size": int64(50)}}}
+	widget.SetGroupVersionKind(schema.GroupVersionKind{Group: "race.samples.operator-manager.domain", Version: "v1", Kind: "Widget"})
+	widget.SetNamespace("race-3")
+	widget.SetName("big")
+	eventually(t, 30*time.Second, "a widget of size 50 made under the looser schema", func() bool {
+		err := k8s.Create(ctx(), widget)
+		last = fmt.Sprint(err)
+		return err == nil
+	}, func() string { return last })
+	writeAs("1.0.0", 100)
+	eventually(t, 2*time.Minute, "the 1.2.0 installations saying the CRD cannot be brought up", func() bool {
+		h := condition(getSub(t, "race-4", "race").Status.Conditions, omv1.ConditionHealthy)
+		last = fmt.Sprintf("Healthy %s %s: %s", h.Status, h.Reason, h.Message)
+		return h.Status == metav1.ConditionFalse && h.Reason == "CRDOutdated" && strings.Contains(h.Message, "race-3/big")
+	}, func() string { return last })
+	if problem := check("1.0.0", 100, versions); problem != "" {
+		t.Errorf("the CRD changed though a custom resource stops it: %s", problem)
+	}
+	harness.Patch(t, k8s, client.ObjectKeyFromObject(widget), widget.DeepCopy(), func(u *unstructured.Unstructured) {
+		_ = unstructured.SetNestedField(u.Object, int64(5), "spec", "size")
+	})
+	eventually(t, 2*time.Minute, "the CRD brought up to 1.2.0's once the custom resource is mended", func() bool {
+		last = check("1.2.0", 30, versions)
+		return last == ""
+	}, func() string { return last })
+	for _, ns := range []string{"race-3", "race-4"} {
+		eventually(t, time.Minute, ns+" Healthy again", func() bool {
+			h := condition(getSub(t, ns, "race").Status.Conditions, omv1.ConditionHealthy)
+			last = fmt.Sprintf("Healthy %s %s: %s", h.Status, h.Reason, h.Message)
+			return h.Status == metav1.ConditionTrue
+		}, func() string { return last })
 	}
 
 	// Every version changed at once, one to a newer CRD: each record names its new version

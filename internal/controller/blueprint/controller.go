@@ -90,6 +90,11 @@ type Reconciler struct {
 	// refusals: the words of the refusal last told of each Blueprint (UID), so a refusal
 	// is told once though its status write may be retried (a conflict) before it lands.
 	refusals sync.Map
+	// outdated: why a CRD of each Blueprint's running version (UID) that stands at an
+	// older version of its package could not be brought up (outdatedFinding), until it
+	// is checked again. An entry goes once the CRDs are brought up, or the Blueprint with
+	// its finalizer.
+	outdated sync.Map
 }
 
 // +kubebuilder:rbac:groups=operators.coreos.com.operator-manager.domain,resources=blueprints,verbs=get;list;watch;create;update;patch;delete
@@ -169,6 +174,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}
 	if !bp.DeletionTimestamp.IsZero() {
 		r.refusals.Delete(bp.UID)
+		r.outdated.Delete(bp.UID)
 		return r.finalize(ctx, bp)
 	}
 	if err := finalizer.Ensure(ctx, r.Client, bp); err != nil {

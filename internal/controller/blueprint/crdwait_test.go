@@ -124,20 +124,44 @@ func TestStepsOf(t *testing.T) {
 func TestMissingCRDs(t *testing.T) {
 	scheme := runtime.NewScheme()
 	_ = apiextensionsv1.AddToScheme(scheme)
-	recorded := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "a.x", Annotations: map[string]string{"k": "ns/x v1"}}}
-	other := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "b.x", Annotations: map[string]string{"k2": "ns2/x v2"}}}
-	stale := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "c.x", Annotations: map[string]string{"k": "ns/x v0"}}}
-	cluster := fake.NewClientBuilder().WithScheme(scheme).WithObjects(recorded, other, stale).Build()
+	crd := func(name string, annotations ...string) *apiextensionsv1.CustomResourceDefinition {
+		c := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{}}}
+		for i := 0; i < len(annotations); i += 2 {
+			c.Annotations[annotations[i]] = annotations[i+1]
+		}
+		return c
+	}
+	const pkgKey, verKey = AnnotationCRDPackage, AnnotationCRDVersion
+	cluster := fake.NewClientBuilder().WithScheme(scheme).WithObjects(
+		crd("a.x", "k", "ns/x v1", pkgKey, "p", verKey, "1.2.0"),
+		crd("b.x", "k2", "ns2/x v2"),
+		crd("c.x", "k", "ns/x v0"),
+		// made again by an older installation of the package, which carries its record only
+		crd("older.x", "k2", "ns2/x v1", pkgKey, "p", verKey, "1.1.0"),
+		// as old, but another package's: not this installation's to bring up
+		crd("theirs.x", "k", "ns/x v1", pkgKey, "q", verKey, "1.0.0"),
+		crd("newer.x", "k", "ns/x v1", pkgKey, "p", verKey, "1.3.0"),
+	).Build()
 	r := &Reconciler{CRDs: &crdready.Memo{Cache: cluster}, APIReader: cluster}
 	csv := &omv1alpha1.ClusterServiceVersion{}
-	for _, n := range []string{"a.x", "b.x", "c.x", "gone.x", "b.x"} {
+	for _, n := range []string{"a.x", "b.x", "c.x", "gone.x", "b.x", "older.x", "theirs.x", "newer.x"} {
 		csv.Spec.CustomResourceDefinitions.Owned = append(csv.Spec.CustomResourceDefinitions.Owned, v1alpha1.CRDDescription{Name: n})
 	}
-	missing, unrecorded, err := r.missingCRDs(context.Background(), csv, "k", "ns/x v1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(missing, []string{"gone.x"}) || !slices.Equal(unrecorded, []string{"b.x", "c.x"}) {
-		t.Errorf("missing %v, unrecorded %v; want [gone.x], [b.x c.x]", missing, unrecorded)
+	for _, c := range []struct {
+		version                       string
+		missing, outdated, unrecorded []string
+	}{
+		{"1.2.0", []string{"gone.x"}, []string{"older.x"}, []string{"b.x", "c.x", "older.x"}},
+		// an installation without a running revision to hold to (imported) brings none up
+		{"", []string{"gone.x"}, nil, []string{"b.x", "c.x", "older.x"}},
+		{"1.0.0", []string{"gone.x"}, nil, []string{"b.x", "c.x", "older.x"}},
+	} {
+		missing, outdated, unrecorded, err := r.missingCRDs(context.Background(), csv, "p", c.version, "k", "ns/x v1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(missing, c.missing) || !slices.Equal(outdated, c.outdated) || !slices.Equal(unrecorded, c.unrecorded) {
+			t.Errorf("at %q: missing %v, outdated %v, unrecorded %v; want %v, %v, %v", c.version, missing, outdated, unrecorded, c.missing, c.outdated, c.unrecorded)
+		}
 	}
 }

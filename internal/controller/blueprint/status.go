@@ -307,11 +307,23 @@ func (r *Reconciler) liveHealth(ctx context.Context, s *scope) error {
 	if csv != nil {
 		r.seen(bp, csv.ResourceVersion, s.now)
 		key, value := ProviderKey(bp.Namespace, bp.Name), providerValue(bp, bp.Status.CurrentCSV)
-		missing, unrecorded, err := r.missingCRDs(ctx, csv, key, value)
+		version := ""
+		if rev := runningRevision(bp); rev != nil {
+			version = rev.Version
+		}
+		missing, outdated, unrecorded, err := r.missingCRDs(ctx, csv, bp.Spec.Package, version, key, value)
 		if err != nil {
 			return err
 		}
 		r.recordOn(ctx, s, unrecorded, key, value)
+		if len(missing) == 0 && len(outdated) > 0 {
+			// An operator unhealthy in itself is told first: that is what a person mends first.
+			if st, rs, m, judged, err := r.outdatedVerdict(ctx, s, outdated); err != nil {
+				return err
+			} else if judged && status == metav1.ConditionTrue {
+				status, reason, msg = st, rs, m
+			}
+		}
 		if len(missing) > 0 {
 			made, why, err := r.restoreCRDs(ctx, s, missing)
 			switch {
