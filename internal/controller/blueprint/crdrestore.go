@@ -138,25 +138,25 @@ func (r *Reconciler) runningCRDs(ctx context.Context, s *scope) (*omv1.Revision,
 // Deployment is (drift is repaired). Each is the running revision's CRD, as that revision
 // applied it, created as the installing identity; nothing else is touched. Nothing can be
 // in the way (no custom resource outlives its CRD), so no preflight runs. It returns what
-// it created, or why it could not.
-func (r *Reconciler) restoreCRDs(ctx context.Context, s *scope, missing []string) ([]string, string, error) {
+// it created, what it found made again meanwhile by another installation of the package,
+// or why it could not.
+func (r *Reconciler) restoreCRDs(ctx context.Context, s *scope, missing []string) (made, again []string, why string, err error) {
 	bp := s.bp
 	rev, content, cl, why, err := r.runningCRDs(ctx, s)
 	if rev == nil {
-		return nil, why, err
+		return nil, nil, why, err
 	}
 	// Held from the read below to the write: another installation of the package, side by
 	// side, restores the same CRD at once (crdLocks).
 	defer r.crdLocks.lock(missing)()
 	key, value := ProviderKey(bp.Namespace, bp.Name), providerValue(bp, rev.CSVName)
-	var made []string
 	for _, u := range content.CRDs {
 		if !slices.Contains(missing, u.GetName()) {
 			continue
 		}
 		crd, why, err := r.revisionCRD(bp, rev, u)
 		if crd == nil {
-			return made, why, err
+			return made, again, why, err
 		}
 		// Another installation of the package (side by side) may have made it again a
 		// moment ago. It stands, and this installation's provider record goes on it, as an
@@ -169,26 +169,28 @@ func (r *Reconciler) restoreCRDs(ctx context.Context, s *scope, missing []string
 			if live.Annotations[key] != value {
 				r.recordProvider(ctx, bp, cl, crd.Name, key, value, rev.CSVName)
 			}
+			again = append(again, crd.Name)
 			statuswrite.RequeueWithin(&s.result, time.Second)
 			continue
 		case !apierrors.IsNotFound(err):
-			return made, "", err
+			return made, again, "", err
 		}
 		crd.Annotations[key] = value
 		crd.ResourceVersion = ""
 		err = cl.Create(ctx, crd, client.FieldOwner(config.FieldOwner))
 		if apierrors.IsAlreadyExists(err) {
 			// Made by someone else since the read: the next pass reads again.
+			again = append(again, crd.Name)
 			statuswrite.RequeueWithin(&s.result, time.Second)
 			continue
 		}
 		if err != nil {
 			if refusal := kubeapply.Classify(err); refusal.Reason == omv1.ReasonInsufficientPermissions {
-				return made, fmt.Sprintf("%s may not create CRD %s again: %v", s.id, crd.Name, err), nil
+				return made, again, fmt.Sprintf("%s may not create CRD %s again: %v", s.id, crd.Name, err), nil
 			} else if refusal.Permanent {
-				return made, fmt.Sprintf("the API server refused CRD %s: %v", crd.Name, err), nil
+				return made, again, fmt.Sprintf("the API server refused CRD %s: %v", crd.Name, err), nil
 			}
-			return made, "", err
+			return made, again, "", err
 		}
 		r.CRDs.Forget(crd.Name)
 		made = append(made, crd.Name)
@@ -198,7 +200,7 @@ func (r *Reconciler) restoreCRDs(ctx context.Context, s *scope, missing []string
 			strings.Join(made, ", "), rev.CSVName, rev.Revision)
 		statuswrite.RequeueWithin(&s.result, 2*time.Second)
 	}
-	return made, "", nil
+	return made, again, "", nil
 }
 
 // updateOutdatedCRDs brings CRDs of the running version that stand at an older version of

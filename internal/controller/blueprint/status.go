@@ -325,10 +325,15 @@ func (r *Reconciler) liveHealth(ctx context.Context, s *scope) error {
 			}
 		}
 		if len(missing) > 0 {
-			made, why, err := r.restoreCRDs(ctx, s, missing)
+			made, again, why, err := r.restoreCRDs(ctx, s, missing)
 			switch {
 			case err != nil:
 				return err
+			case len(made) == 0 && len(again) == len(missing):
+				// Another installation of the package made each again first: nothing is
+				// missing for this one (it told CRDRecreated on its own), so the operator's
+				// own health stands (before, this one said CRDMissing "is gone" of a CRD
+				// that was back, then Recovered a second later: found by hand).
 			case len(made) > 0:
 				// Established within moments; the operator's watches recover with it.
 				status, reason, msg = metav1.ConditionUnknown, ReasonCRDRecreated,
