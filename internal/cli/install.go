@@ -969,11 +969,16 @@ func printStatus(w io.Writer, doc statusDoc) {
 		pkg = s.Spec.PackageName() // not resolved (yet): what it asks for
 	}
 	installed := "nothing yet"
-	if s.Status.InstalledCSV != "" {
+	uninstalled := s.Status.Opstatus == "deleted"
+	switch {
+	case s.Status.InstalledCSV != "":
 		installed = fmt.Sprintf("%s (%s)", s.Status.InstalledVersion, s.Status.InstalledCSV)
+	case uninstalled:
+		// Not "yet": nothing is installed because it was asked to be uninstalled.
+		installed = "nothing: uninstalled (spec.option: delete)"
 	}
 	fmt.Fprintf(w, "Package:\t%s\nInstalled:\t%s\n", pkg, installed)
-	if s.Status.CurrentCSV != "" && s.Status.CurrentCSV != s.Status.InstalledCSV {
+	if s.Status.CurrentCSV != "" && s.Status.CurrentCSV != s.Status.InstalledCSV && !uninstalled {
 		fmt.Fprintf(w, "Wanted:\t%s\n", s.Status.CurrentCSV)
 	}
 	status := s.Status.Opstatus

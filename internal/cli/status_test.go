@@ -36,6 +36,8 @@ func TestPrintStatus(t *testing.T) {
 	paused.Spec.Paused = true
 	failing := sub("", "", "", "x.v1")
 	failing.Status.Conditions = []metav1.Condition{{Type: omv1.ConditionReady, Status: metav1.ConditionFalse, Reason: omv1.ReasonReconcileError, Message: "creating Blueprint ns/x: failed calling webhook"}}
+	uninstalled := sub("x-operator", "", "", "x.v1")
+	uninstalled.Status.Opstatus = "deleted"
 	next := time.Date(time.Now().UTC().Year()+1, 1, 1, 0, 0, 0, 0, time.UTC).Format(time.RFC3339)
 	for _, tc := range []struct {
 		name      string
@@ -49,6 +51,7 @@ func TestPrintStatus(t *testing.T) {
 		{"nothing installed, not resolved", sub("", "", "", ""), nil, []string{"Package: x-operator", "Installed: nothing yet"}, []string{"()", "Wanted:"}},
 		{"no Blueprint to mirror: its state", failing, nil, []string{"Installed: nothing yet Wanted: x.v1 Status: failed"}, nil},
 		{"waits in an InstallPlan", waiting, nil, []string{"Installed: nothing yet Wanted: x.v1", "InstallPlan: install-0123456789"}, nil},
+		{"uninstalled: nothing, not yet, and nothing wanted", uninstalled, nil, []string{"Installed: nothing: uninstalled (spec.option: delete) Status: deleted"}, []string{"Wanted:", "nothing yet"}},
 		{"runs what it wants", sub("x-operator", "x.v1", "1", "x.v1"), nil, []string{"Installed: 1 (x.v1) Status"}, []string{"Wanted:"}},
 		{"held below what it wants", sub("x-operator", "x.v1", "1", "x.v2"), nil, []string{"Installed: 1 (x.v1) Wanted: x.v2"}, []string{"DEPENDS ON", "InstallPlan:"}},
 		{"its dependencies, and who installs each", sub("x-operator", "x.v1", "1", "x.v1"), withDeps, []string{
