@@ -8,6 +8,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
@@ -153,6 +154,67 @@ spec: {package: backup-operator, version: 0.2.0, catalog: samples, targetNamespa
 		t.Fatalf("uninstall backup: %v\n%s", err, out)
 	}
 	waitRunning(t, ns, "cache-operator", "cache-operator.v1.0.0")
+}
+
+// TestDependencyInstalledAgain: a dependency uninstalled after its dependent (both kept as
+// Subscriptions, spec.option: delete) is installed again when the dependent is; a
+// person's own Subscription of the package, uninstalled, is not undone: the dependent's
+// resolution names it until the person installs it. Before, the dependent ran Ready with
+// its dependency uninstalled (found by hand).
+func TestDependencyInstalledAgain(t *testing.T) {
+	ns := "deps-again"
+	newNamespace(t, ns)
+	install := func() (string, error) {
+		return cli("install", "backup", "--package", "backup-operator", "--version", "0.2.0", "--catalog", "samples",
+			"--target-namespaces", ns, "-n", ns, "--wait", "--timeout", "2m")
+	}
+	uninstall := func(name string) {
+		t.Helper()
+		if out, err := cli("uninstall", name, "-n", ns, "--wait", "--timeout", "2m"); err != nil {
+			t.Fatalf("uninstall %s: %v\n%s", name, err, out)
+		}
+	}
+	if out, err := install(); err != nil {
+		t.Fatalf("install backup: %v\n%s", err, out)
+	}
+	waitRunning(t, ns, "cache-operator", "cache-operator.v1.2.0")
+	uninstallAtEnd(t, ns, "cache-operator")
+	uninstallAtEnd(t, ns, "backup")
+	uninstall("backup")
+	uninstall("cache-operator")
+
+	// The dependency's own Subscription (the manager made it): installed again with the
+	// dependent.
+	if out, err := install(); err != nil {
+		t.Fatalf("install backup again: %v\n%s", err, out)
+	}
+	waitRunning(t, ns, "cache-operator", "cache-operator.v1.2.0")
+	waitReady(t, ns, "cache-operator", time.Minute)
+	eventually(t, 30*time.Second, "a DependencyInstalling event saying again", func() bool {
+		return eventIn(t, ns, "Normal", "DependencyInstalling", "again (its Subscription "+ns+"/cache-operator had been uninstalled)")
+	}, func() string { return "" })
+
+	// Made a person's own (the dependency label taken off), then both uninstalled again:
+	// the dependent's install is refused, naming the Subscription, and goes on by itself
+	// once the person installs the package.
+	uninstall("backup")
+	uninstall("cache-operator")
+	if err := k8s.Patch(ctx(), &omv1.Subscription{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cache-operator"}},
+		client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"operator-manager.domain/dependency":null}}}`))); err != nil {
+		t.Fatal(err)
+	}
+	out, err := install()
+	if code := exitCode(err); code != 3 || !strings.Contains(out, "Subscription "+ns+"/cache-operator, which installs package cache-operator here, is uninstalled (spec.option: delete)") {
+		t.Errorf("install backup with the person's cache-operator uninstalled: exit %d, want 3 naming it\n%s", code, out)
+	}
+	if sub := getSub(t, ns, "cache-operator"); sub.Spec.Option != omv1.OptionDelete {
+		t.Errorf("the person's Subscription was changed to %q", sub.Spec.Option)
+	}
+	if out, err := cli("install", "cache-operator", "-n", ns, "--wait", "--timeout", "2m"); err != nil {
+		t.Fatalf("install cache-operator: %v\n%s", err, out)
+	}
+	waitRunning(t, ns, "backup", "backup-operator.v0.2.0")
+	waitReady(t, ns, "backup", time.Minute)
 }
 
 // TestGVKDependencyFromCommunity: node-healthcheck-operator needs PoisonPillRemediation,

@@ -618,7 +618,7 @@ func (r *Reconciler) install(ctx context.Context, sub *omv1.Subscription, bp *om
 	waits := awaitsApproval(sub, bp, exists, res.bundle.CSVName) || waitsForWindow(sub, bp, exists, res.bundle.CSVName, time.Now())
 	deps, err := r.ensureDependencies(ctx, sub, plan, !waits)
 	if err != nil {
-		return ctrl.Result{}, err
+		return r.resolveFailed(sub, err) // a dependency's Subscription in the way is said in Resolved
 	}
 	res.dependencies = deps
 	return ctrl.Result{}, r.writeBlueprint(ctx, sub, bp, exists, res)

@@ -258,9 +258,33 @@ func (r *Reconciler) ensureDependency(ctx context.Context, sub *omv1.Subscriptio
 		if dep.Status.Package != "" && dep.Status.Package != step.Package {
 			return fmt.Errorf("dependency %s cannot be installed: Subscription %s already exists for package %s", step.Package, key, dep.Status.Package)
 		}
+		if !dep.DeletionTimestamp.IsZero() {
+			// Made again once it is gone (its deletion's event brings this one back).
+			return &resolve.Error{Reason: omv1.ReasonUnsatisfiable, Message: fmt.Sprintf(
+				"dependency %s (%s) waits: its Subscription %s is being deleted, and is made again once it is gone", step.CSVName, step.Reason, key)}
+		}
+		again := dep.Spec.Option == omv1.OptionDelete
+		if again && dep.Labels[LabelDependency] != "true" {
+			// A person's own Subscription, uninstalled on purpose: not undone behind their back.
+			return &resolve.Error{Reason: omv1.ReasonUnsatisfiable, Message: fmt.Sprintf(
+				"dependency %s (%s) is not installed: Subscription %s, which installs package %s here, is uninstalled (spec.option: delete); set its spec.option to create, or delete it and this Subscription installs the dependency",
+				step.CSVName, step.Reason, key, step.Package)}
+		}
 		patch := client.MergeFrom(dep.DeepCopy())
 		dep.Annotations = mergeLabels(dep.Annotations, map[string]string{AnnotationRequiredBy: addToList(dep.Annotations[AnnotationRequiredBy], sub.Name)})
-		return r.Client.Patch(ctx, dep, patch)
+		if again {
+			// A dependency's Subscription, uninstalled once nothing needed it (its dependents
+			// gone first): needed again, it installs again. Before, only the annotation was
+			// added, and the dependent ran Ready without it (found by hand).
+			dep.Spec.Option = omv1.OptionCreate
+		}
+		if err := r.Client.Patch(ctx, dep, patch); err != nil {
+			return err
+		}
+		if again {
+			r.Recorder.Eventf(sub, nil, "Normal", "DependencyInstalling", "Resolve", "Installing dependency %s again (its Subscription %s had been uninstalled): %s", step.CSVName, key, step.Reason)
+		}
+		return nil
 	}
 	if client.IgnoreNotFound(err) != nil {
 		return err
