@@ -185,12 +185,8 @@ func (r *Reconciler) restoreCRDs(ctx context.Context, s *scope, missing []string
 			continue
 		}
 		if err != nil {
-			if refusal := kubeapply.Classify(err); refusal.Reason == omv1.ReasonInsufficientPermissions {
-				return made, again, fmt.Sprintf("%s may not create CRD %s again: %v", s.id, crd.Name, err), nil
-			} else if refusal.Permanent {
-				return made, again, fmt.Sprintf("the API server refused CRD %s: %v", crd.Name, err), nil
-			}
-			return made, again, "", err
+			why, err := writeRefusal(s, "create CRD "+crd.Name+" again", crd.Name, err)
+			return made, again, why, err
 		}
 		r.CRDs.Forget(crd.Name)
 		made = append(made, crd.Name)
@@ -210,17 +206,18 @@ func (r *Reconciler) restoreCRDs(ctx context.Context, s *scope, missing []string
 // held to the version just read. An older version's CRD never stands over a newer one's
 // (planCRDs), and when a CRD deleted by hand is made again by an older installation side
 // by side, the newer ones find it so: without this, the newer version's fields would be
-// pruned from its custom resources for good. It returns the CRDs it updated, or why one
-// cannot be (nothing of that CRD changed).
-func (r *Reconciler) updateOutdatedCRDs(ctx context.Context, s *scope, outdated []string) ([]string, string, error) {
+// pruned from its custom resources for good. It returns why one cannot be brought up
+// (nothing of that CRD changed), "" when none is left outdated by this pass. The CRDs it
+// brought up are told in a CRDUpdated event.
+func (r *Reconciler) updateOutdatedCRDs(ctx context.Context, s *scope, outdated []string) (string, error) {
 	bp := s.bp
 	rev, content, cl, why, err := r.runningCRDs(ctx, s)
 	if rev == nil {
-		return nil, why, err
+		return why, err
 	}
 	dyn, err := r.Identities.Dynamic(s.id)
 	if err != nil {
-		return nil, "", err
+		return "", err
 	}
 	defer r.crdLocks.lock(outdated)()
 	key, value := ProviderKey(bp.Namespace, bp.Name), providerValue(bp, rev.CSVName)
@@ -232,7 +229,7 @@ func (r *Reconciler) updateOutdatedCRDs(ctx context.Context, s *scope, outdated 
 		}
 		crd, why, err := r.revisionCRD(bp, rev, u)
 		if crd == nil {
-			return updated, why, err
+			return why, err
 		}
 		// Read again under the lock: another installation of this version, or a newer
 		// one, may have brought it up meanwhile.
@@ -240,7 +237,7 @@ func (r *Reconciler) updateOutdatedCRDs(ctx context.Context, s *scope, outdated 
 		if err := r.APIReader.Get(ctx, client.ObjectKey{Name: crd.Name}, live); apierrors.IsNotFound(err) {
 			continue // gone again: the next pass restores it
 		} else if err != nil {
-			return updated, "", err
+			return "", err
 		}
 		was := live.Annotations[AnnotationCRDVersion]
 		if live.Annotations[AnnotationCRDPackage] != bp.Spec.Package || !older(was, rev.Version) {
@@ -254,11 +251,11 @@ func (r *Reconciler) updateOutdatedCRDs(ctx context.Context, s *scope, outdated 
 			continue
 		case err != nil:
 			if refusal := kubeapply.Classify(err); refusal.Reason == omv1.ReasonInsufficientPermissions {
-				return updated, fmt.Sprintf("%s may not read the custom resources the CRD preflight of %s must check: %v", s.id, crd.Name, err), nil
+				return fmt.Sprintf("%s may not read the custom resources the CRD preflight of %s must check: %v", s.id, crd.Name, err), nil
 			}
-			return updated, "", err
+			return "", err
 		case v != nil:
-			return updated, v.Error(), nil
+			return v.Error(), nil
 		case m != nil:
 			n, err := crdsafety.Migrate(ctx, cl, dyn, live, m)
 			if errors.Is(err, crdsafety.ErrStorageSwitched) {
@@ -267,9 +264,9 @@ func (r *Reconciler) updateOutdatedCRDs(ctx context.Context, s *scope, outdated 
 			}
 			if err != nil {
 				if refusal := kubeapply.Classify(err); refusal.Permanent {
-					return updated, fmt.Sprintf("the storage version migration CRD %s needs (to %s) was refused: %v", crd.Name, m.StorageVersion, err), nil
+					return fmt.Sprintf("the storage version migration CRD %s needs (to %s) was refused: %v", crd.Name, m.StorageVersion, err), nil
 				}
-				return updated, "", err
+				return "", err
 			}
 			crd.Annotations[AnnotationCRDMigration] = m.Describe(n)
 		}
@@ -279,12 +276,7 @@ func (r *Reconciler) updateOutdatedCRDs(ctx context.Context, s *scope, outdated 
 			statuswrite.RequeueWithin(&s.result, time.Second) // changed since the read
 			continue
 		} else if err != nil {
-			if refusal := kubeapply.Classify(err); refusal.Reason == omv1.ReasonInsufficientPermissions {
-				return updated, fmt.Sprintf("%s may not apply CRD %s: %v", s.id, crd.Name, err), nil
-			} else if refusal.Permanent {
-				return updated, fmt.Sprintf("the API server refused CRD %s: %v", crd.Name, err), nil
-			}
-			return updated, "", err
+			return writeRefusal(s, "apply CRD "+crd.Name, crd.Name, err)
 		}
 		updated = append(updated, crd.Name)
 		from = append(from, was)
@@ -293,7 +285,7 @@ func (r *Reconciler) updateOutdatedCRDs(ctx context.Context, s *scope, outdated 
 		r.event(bp, false, ReasonCRDUpdated, "CRD %s stood at the schema of %s %s, older than the running %s's (made again by an older installation of the package after it was deleted): brought up to %s's",
 			strings.Join(updated, ", "), bp.Spec.Package, strings.Join(slices.Compact(from), ", "), rev.CSVName, rev.CSVName)
 	}
-	return updated, "", nil
+	return "", nil
 }
 
 // outdatedVerdict is the running version's health while CRDs it owns stand at an older
@@ -309,7 +301,7 @@ func (r *Reconciler) outdatedVerdict(ctx context.Context, s *scope, outdated []s
 	if wait := last.at.Add(preflightRecheck).Sub(s.now); known && wait > 0 {
 		statuswrite.RequeueWithin(&s.result, wait)
 	} else {
-		_, why, err := r.updateOutdatedCRDs(ctx, s, outdated)
+		why, err := r.updateOutdatedCRDs(ctx, s, outdated)
 		if err != nil || why == "" {
 			r.outdated.Delete(bp.UID)
 			return "", "", "", false, err
@@ -327,4 +319,17 @@ func (r *Reconciler) outdatedVerdict(ctx context.Context, s *scope, outdated []s
 type outdatedFinding struct {
 	why string
 	at  time.Time
+}
+
+// writeRefusal is what a settled pass says of a CRD write (what, of CRD name) that the
+// API server refused: the words for a refusal a person must mend (a missing right, or a
+// CRD the server will not take), or err itself when a retry may do.
+func writeRefusal(s *scope, what, name string, err error) (string, error) {
+	switch refusal := kubeapply.Classify(err); {
+	case refusal.Reason == omv1.ReasonInsufficientPermissions:
+		return fmt.Sprintf("%s may not %s: %v", s.id, what, err), nil
+	case refusal.Permanent:
+		return fmt.Sprintf("the API server refused CRD %s: %v", name, err), nil
+	}
+	return "", err
 }

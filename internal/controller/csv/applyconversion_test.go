@@ -9,10 +9,9 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/operator-manager/operator-manager/internal/scheme"
 	"github.com/operator-manager/operator-manager/internal/testenv"
 )
 
@@ -27,10 +26,7 @@ func TestMain(m *testing.M) { os.Exit(testenv.Main(m, testenv.APIOnly, &env)) }
 func TestApplyConversionHoldsToTheRead(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = apiextensionsv1.AddToScheme(scheme)
-	c, err := client.New(env.Config, client.Options{Scheme: scheme})
+	c, err := client.New(env.Config, client.Options{Scheme: scheme.Scheme})
 	if err != nil {
 		t.Fatal(err)
 	}

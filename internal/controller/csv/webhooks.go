@@ -190,7 +190,7 @@ func (r *Reconciler) releaseConversions(ctx context.Context, csv *omv1alpha1.Clu
 
 // applyConversion server-side applies spec.conversion of a CRD, alone, under
 // ConversionFieldOwner: fields of it the owner no longer states are removed.
-// It holds to resourceVersion rv, that of the CRD the decision was made from: two
+// It holds to crd's resourceVersion, that of the read the decision was made from: two
 // installations passing their health gates at the same moment each decide from their own
 // read which of them holds the conversion (conversionHolder), and the later write, from a
 // read the earlier one changed, is refused as a Conflict and decided again from a fresh
