@@ -7,8 +7,10 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/blang/semver/v4"
 	"github.com/pmezard/go-difflib/difflib"
 	"github.com/spf13/cobra"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -18,6 +20,8 @@ import (
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	"github.com/operator-manager/operator-manager/internal/catalog"
+	"github.com/operator-manager/operator-manager/internal/controller/blueprint"
+	"github.com/operator-manager/operator-manager/internal/crdsafety"
 	"github.com/operator-manager/operator-manager/internal/crdrepair"
 	"github.com/operator-manager/operator-manager/internal/render"
 	"github.com/operator-manager/operator-manager/internal/revisionstore"
@@ -35,7 +39,15 @@ type objectChange struct {
 	Replaces string `json:"replaces,omitempty"`
 	// Diff is the unified diff of the object's YAML as the manager applies it.
 	Diff string `json:"diff,omitempty"`
+	// Note says why a CRD is kept or unchanged though the versions' CRDs differ.
+	Note string `json:"note,omitempty"`
 }
+
+// CRD rows the upgrade leaves as the cluster has them (crdAsApplied).
+const (
+	changeKept      = "kept"
+	changeUnchanged = "unchanged"
+)
 
 // diffDoc is `diff -o json|yaml`.
 type diffDoc struct {
@@ -122,6 +134,25 @@ machine has that directory (as with "make run"), else give it as DIR.`,
 			changes, err := diffObjects(before, after, fromCSV, to.CSVName)
 			if err != nil {
 				return err
+			}
+			for i, ch := range changes {
+				if ch.Kind != "CustomResourceDefinition" {
+					continue
+				}
+				// CRDs are shared by every installation of the package: what the upgrade
+				// does to one depends on the version the cluster's stands at.
+				live := &apiextensionsv1.CustomResourceDefinition{}
+				var annotations map[string]string
+				if err := c.Get(ctx, client.ObjectKey{Name: ch.Name}, live); err == nil {
+					annotations = live.Annotations
+					if annotations == nil {
+						annotations = map[string]string{}
+					}
+				} else if !apierrors.IsNotFound(err) {
+					changes[i].Note = fmt.Sprintf("not compared with the cluster's CRD: %v", err)
+					continue
+				}
+				changes[i] = crdAsApplied(ch, annotations, pkg, bp.Status.CurrentVersion, to.Version.String())
 			}
 			doc := diffDoc{Namespace: ns, Name: name, From: fromCSV, To: to.CSVName, Changes: changes}
 			return out.print(cmd.OutOrStdout(), doc, func(tw *tabwriter.Writer) { printDiff(tw, doc) })
@@ -338,17 +369,71 @@ func diffObjects(before, after map[string]*unstructured.Unstructured, fromCSV, t
 	return changes, nil
 }
 
+// crdAsApplied says what the upgrade does to a CRD that differs between the running and
+// the target version's renderings, as the manager decides it (the Blueprint's kept):
+// a CRD is never deleted; a downgrade keeps the cluster's CRD; one that another
+// installation of the package wrote at a newer version is kept; one already at the
+// target's version is unchanged. live is the cluster's CRD's annotations, nil when it
+// has none. Pure, for tests.
+func crdAsApplied(ch objectChange, live map[string]string, pkg, running, target string) objectChange {
+	if ch.Change == "removed" {
+		ch.Change, ch.Diff = changeKept, ""
+		ch.Note = "not in the target version: kept with its custom resources (the manager never deletes a CRD; uninstall --delete-crds does)"
+		return ch
+	}
+	if live == nil || live[crdsafety.PackageAnnotation] != pkg {
+		return ch
+	}
+	at := live[blueprint.AnnotationCRDVersion]
+	atVersion, err := semver.ParseTolerant(at)
+	if err != nil {
+		return ch
+	}
+	targetVersion, err1 := semver.ParseTolerant(target)
+	runningVersion, err2 := semver.ParseTolerant(running)
+	switch {
+	case err1 != nil:
+	case err2 == nil && targetVersion.LT(runningVersion):
+		ch.Change, ch.Diff = changeKept, ""
+		ch.Note = fmt.Sprintf("a downgrade keeps the cluster's CRD, at %s %s's schema, so that custom resources written with the newer fields stay valid", pkg, at)
+	case targetVersion.LT(atVersion):
+		ch.Change, ch.Diff = changeKept, ""
+		ch.Note = fmt.Sprintf("the cluster's CRD stands at %s %s's schema, newer than the target's (another installation of the package runs it): kept as it is", pkg, at)
+	case targetVersion.EQ(atVersion):
+		ch.Change, ch.Diff = changeUnchanged, ""
+		ch.Note = fmt.Sprintf("the cluster's CRD is at the target's schema already (%s %s, written by another installation of the package)", pkg, at)
+	}
+	return ch
+}
+
 func printDiff(tw *tabwriter.Writer, doc diffDoc) {
-	fmt.Fprintf(tw, "%s/%s: %s -> %s: %d object(s) change\n\n", doc.Namespace, doc.Name, doc.From, doc.To, len(doc.Changes))
+	n, notes := 0, false
+	for _, c := range doc.Changes {
+		if c.Change != changeKept && c.Change != changeUnchanged {
+			n++
+		}
+		notes = notes || c.Note != ""
+	}
+	fmt.Fprintf(tw, "%s/%s: %s -> %s: %d object(s) change\n\n", doc.Namespace, doc.Name, doc.From, doc.To, n)
 	if len(doc.Changes) == 0 {
 		return
 	}
-	fmt.Fprintln(tw, "CHANGE\tKIND\tNAMESPACE\tNAME\tREPLACES")
+	header, row := "CHANGE\tKIND\tNAMESPACE\tNAME\tREPLACES", "%s\t%s\t%s\t%s\t%s"
+	if notes {
+		header += "\tNOTE"
+	}
+	fmt.Fprintln(tw, header)
 	for _, c := range doc.Changes {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Change, c.Kind, c.Namespace, c.Name, c.Replaces)
+		fmt.Fprintf(tw, row, c.Change, c.Kind, c.Namespace, c.Name, c.Replaces)
+		if notes {
+			fmt.Fprintf(tw, "\t%s", c.Note)
+		}
+		fmt.Fprintln(tw)
 	}
 	_ = tw.Flush() // the diffs below are not table rows
 	for _, c := range doc.Changes {
-		fmt.Fprintf(tw, "\n%s", c.Diff)
+		if c.Diff != "" {
+			fmt.Fprintf(tw, "\n%s", c.Diff)
+		}
 	}
 }

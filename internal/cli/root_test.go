@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	"github.com/operator-manager/operator-manager/internal/controller/blueprint"
+	"github.com/operator-manager/operator-manager/internal/crdsafety"
 	"github.com/operator-manager/operator-manager/internal/revisionstore"
 )
 
@@ -190,5 +192,48 @@ func TestEmptyListsAreLists(t *testing.T) {
 		if buf.String() != want {
 			t.Errorf("-o %s of no rows: %q, want %q", format, buf.String(), want)
 		}
+	}
+}
+
+// TestCRDAsApplied: what diff says an upgrade does to a CRD, as the manager decides it.
+// The CRD is shared by every installation of the package, so the running version's
+// rendering is not what the upgrade changes: before, diff showed a change to a CRD that
+// another installation had already brought to the target's schema (found by hand), and a
+// removal the manager never makes.
+func TestCRDAsApplied(t *testing.T) {
+	changed := objectChange{Change: "changed", Kind: "CustomResourceDefinition", Name: "caches.x", Diff: "+ ttlSeconds"}
+	at := func(pkg, version string) map[string]string {
+		return map[string]string{crdsafety.PackageAnnotation: pkg, blueprint.AnnotationCRDVersion: version}
+	}
+	for _, tc := range []struct {
+		name            string
+		ch              objectChange
+		live            map[string]string
+		running, target string
+		want            string // change, and whether a diff is shown
+	}{
+		{"absent from the cluster: as rendered", changed, nil, "1.1.0", "1.2.0", "changed diff"},
+		{"at the running version: as rendered", changed, at("cache", "1.1.0"), "1.1.0", "1.2.0", "changed diff"},
+		{"at the target's already (side by side)", changed, at("cache", "1.2.0"), "1.1.0", "1.2.0", "unchanged"},
+		{"newer than the target: kept", changed, at("cache", "1.3.0"), "1.1.0", "1.2.0", "kept"},
+		{"a downgrade keeps it", changed, at("cache", "1.2.0"), "1.2.0", "1.1.0", "kept"},
+		{"another package's: as rendered", changed, at("other", "9.0.0"), "1.1.0", "1.2.0", "changed diff"},
+		{"no version recorded: as rendered", changed, map[string]string{}, "1.1.0", "1.2.0", "changed diff"},
+		{"dropped by the target: never deleted", objectChange{Change: "removed", Kind: "CustomResourceDefinition", Name: "old.x", Diff: "-"},
+			nil, "1.1.0", "1.2.0", "kept"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := crdAsApplied(tc.ch, tc.live, "cache", tc.running, tc.target)
+			say := got.Change
+			if got.Diff != "" {
+				say += " diff"
+			}
+			if say != tc.want {
+				t.Errorf("%s, want %s", say, tc.want)
+			}
+			if (got.Change == changeKept || got.Change == changeUnchanged) && got.Note == "" {
+				t.Error("kept or unchanged without a note saying why")
+			}
+		})
 	}
 }

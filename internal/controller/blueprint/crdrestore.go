@@ -223,6 +223,14 @@ func (r *Reconciler) updateOutdatedCRDs(ctx context.Context, s *scope, outdated 
 	key, value := ProviderKey(bp.Namespace, bp.Name), providerValue(bp, rev.CSVName)
 	var updated []string
 	var from []string
+	// Told on every way out: a later CRD's refusal in the same pass leaves the ones
+	// already brought up brought up.
+	defer func() {
+		if len(updated) > 0 {
+			r.event(bp, false, ReasonCRDUpdated, "CRD %s stood at the schema of %s %s, older than the running %s's (made again by an older installation of the package after it was deleted): brought up to %s's",
+				strings.Join(updated, ", "), bp.Spec.Package, strings.Join(slices.Compact(from), ", "), rev.CSVName, rev.CSVName)
+		}
+	}()
 	for _, u := range content.CRDs {
 		if !slices.Contains(outdated, u.GetName()) {
 			continue
@@ -280,10 +288,6 @@ func (r *Reconciler) updateOutdatedCRDs(ctx context.Context, s *scope, outdated 
 		}
 		updated = append(updated, crd.Name)
 		from = append(from, was)
-	}
-	if len(updated) > 0 {
-		r.event(bp, false, ReasonCRDUpdated, "CRD %s stood at the schema of %s %s, older than the running %s's (made again by an older installation of the package after it was deleted): brought up to %s's",
-			strings.Join(updated, ", "), bp.Spec.Package, strings.Join(slices.Compact(from), ", "), rev.CSVName, rev.CSVName)
 	}
 	return "", nil
 }

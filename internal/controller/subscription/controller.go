@@ -356,7 +356,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (out ctrl.
 	}
 	if exists && (sub.Spec.ApprovalMode() == omv1.ApprovalManual || len(sub.Spec.UpgradeWindows) > 0) {
 		if err := r.approvedDependencies(ctx, sub, bp); err != nil {
-			return ctrl.Result{}, err
+			if err = r.dependencyRefused(sub, orig, err); err != nil {
+				return ctrl.Result{}, err
+			}
 		}
 	}
 	sub.Status.ObservedGeneration = sub.Generation
@@ -713,6 +715,24 @@ func (r *Reconciler) resolveFailed(sub *omv1.Subscription, err error) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
 	}
 	return ctrl.Result{}, nil
+}
+
+// dependencyRefused says, in Resolved as the first install's resolution says it, why a
+// dependency recorded while a change waited cannot be installed now that the change goes
+// ahead (a person's own Subscription of the package uninstalled, one being deleted). It is
+// not retried by backoff: the dependency's Subscription is watched. Other errors are
+// returned as they are. The warning is told when the words are new to the Subscription as
+// read, not as this pass's resolution set them a moment before.
+func (r *Reconciler) dependencyRefused(sub, orig *omv1.Subscription, err error) error {
+	var re *resolve.Error
+	if !errors.As(err, &re) {
+		return err
+	}
+	if c := meta.FindStatusCondition(orig.Status.Conditions, omv1.ConditionResolved); c == nil || c.Reason != re.Reason || c.Message != re.Message {
+		r.Recorder.Eventf(sub, nil, corev1.EventTypeWarning, re.Reason, "Resolve", "%s", re.Message)
+	}
+	setCondition(sub, omv1.ConditionResolved, false, re.Reason, re.Message)
+	return nil
 }
 
 // waitForCatalog records a resolution that waits for its catalog's load: no warning, and
