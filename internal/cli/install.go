@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/blang/semver/v4"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	appsv1 "k8s.io/api/apps/v1"
@@ -622,6 +623,36 @@ func progressLine(sub *omv1.Subscription, bp *omv1.Blueprint, csv *omv1alpha1.Cl
 	return strings.Join(parts, " ")
 }
 
+// wantedOf is list's WANTED column, beside INSTALLED: the version of the CSV the
+// Subscription resolves to (status.currentCSV, kubectl's WANTED column), else what it asks
+// for: the CSV an openEuler-style startingCSV pins, the version or range it names, else
+// the channel it follows (from OLM's startingCSV, where that first install started). Its
+// package is a column of its own.
+func wantedOf(s *omv1.SubscriptionSpec, currentCSV, pkg string) string {
+	if currentCSV != "" {
+		if rest, ok := strings.CutPrefix(currentCSV, pkg+"."); ok {
+			if v, err := semver.ParseTolerant(rest); err == nil {
+				return v.String()
+			}
+		}
+		return currentCSV
+	}
+	switch {
+	case s.StartingCSV != "" && !s.OLMStyle():
+		return s.StartingCSV
+	case s.Version != "":
+		return s.Version
+	}
+	w := "default channel"
+	if s.Channel != "" {
+		w = "channel " + s.Channel
+	}
+	if s.StartingCSV != "" {
+		w += " from " + s.StartingCSV
+	}
+	return w
+}
+
 // subscriptionRow is one line of `list`.
 type subscriptionRow struct {
 	Namespace string `json:"namespace"`
@@ -667,10 +698,10 @@ func newListCmd(g *globals) *cobra.Command {
 					Status: s.Status.Opstatus, Age: duration.HumanDuration(time.Since(s.CreationTimestamp.Time)), Paused: s.Spec.Paused,
 					InstalledCSV: s.Status.InstalledCSV, CurrentCSV: s.Status.CurrentCSV, Revision: s.Status.CurrentRevision,
 					Catalog: s.Spec.CatalogRef(s.Namespace)}
-				row.Wanted = s.Spec.StartingCSV
-				if row.Wanted == "" {
-					row.Wanted = strings.TrimSpace(s.Spec.PackageName() + " " + s.Spec.Version)
+				if row.Package == "" {
+					row.Package = s.Spec.PackageName() // not resolved (yet): the package it asks for
 				}
+				row.Wanted = wantedOf(&s.Spec, s.Status.CurrentCSV, row.Package)
 				if c := meta.FindStatusCondition(s.Status.Conditions, omv1.ConditionReady); c != nil {
 					row.Ready, row.Reason = string(c.Status), c.Reason
 				}
@@ -808,7 +839,7 @@ func sharedCRDs(ctx context.Context, c client.Client, csv *omv1alpha1.ClusterSer
 		row := crdProviders{Name: o.Name, ProvidedBy: []string{}}
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		if err := c.Get(ctx, client.ObjectKey{Name: o.Name}, crd); err != nil {
-			row.Error = err.Error()
+			row.Error = notReadable(err, "CRDs, which are cluster-scoped")
 		}
 		for k, v := range crd.Annotations {
 			if strings.HasPrefix(k, omv1.AnnotationProviderPrefix) {
@@ -820,6 +851,15 @@ func sharedCRDs(ctx context.Context, c client.Client, csv *omv1alpha1.ClusterSer
 		out = append(out, row)
 	}
 	return out
+}
+
+// notReadable words a read that failed: plainly when the person's role refuses it (the
+// shipped namespace roles give no cluster-scoped reads, and no Secrets), else the error.
+func notReadable(err error, what string) string {
+	if apierrors.IsForbidden(err) {
+		return "your role may not read " + what
+	}
+	return err.Error()
 }
 
 // installedCSV reads the CSV sub runs; nil when none runs or it cannot be read.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -59,7 +61,7 @@ func historyRows(ctx context.Context, c client.Client, bp *omv1.Blueprint) []his
 			st, err := store.Stat(ctx, bp.Namespace, bp.Name, h.BundleDigest)
 			row.Stored = st
 			if err != nil {
-				row.StoredError = err.Error()
+				row.StoredError = notReadable(err, "the Secrets in which the manager keeps each revision's bundle")
 			}
 		}
 		rows = append(rows, row)
@@ -97,6 +99,19 @@ func printHistory(w io.Writer, bp *omv1.Blueprint, rows []historyRow) {
 			kept = fmt.Sprintf("secret/%s (%s)", row.Stored.Secret, humanBytes(int64(row.Stored.Bytes)))
 		}
 		fmt.Fprintf(w, "%d%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", h.Revision, marker, h.CSVName, h.Version, h.Trigger, h.Outcome, h.Reason, started, took, kept, msg)
+	}
+	// Why a KEPT cell is "?", once under the table, not in every row.
+	var why []string
+	for _, row := range rows {
+		if row.StoredError != "" && !slices.Contains(why, row.StoredError) {
+			why = append(why, row.StoredError)
+		}
+	}
+	if len(why) > 0 {
+		if f, ok := w.(interface{ Flush() error }); ok {
+			_ = f.Flush() // a note, not a table row
+		}
+		fmt.Fprintf(w, "\nKEPT ?: %s\n", strings.Join(why, "; "))
 	}
 }
 
@@ -222,7 +237,7 @@ func waitBlueprint(ctx context.Context, c client.Client, key client.ObjectKey, c
 		switch bp.Status.Phase {
 		case omv1.BlueprintFailed, omv1.BlueprintBlocked, omv1.BlueprintRolledBack:
 			if blueprint.SettledForTarget(bp) { // the phase is about this change
-				return line, false, withCode(ExitFailed, fmt.Errorf("%s: %s: see `operator-manager history %s`", bp.Status.Phase, readyMessage(bp), key.Name))
+				return line, false, withCode(ExitFailed, fmt.Errorf("%s: see `operator-manager history %s`", endedMessage(bp), key.Name))
 			}
 		}
 		return line, false, nil
@@ -298,6 +313,16 @@ func newApproveCmd(g *globals) *cobra.Command {
 }
 
 // readyMessage is the reason and message of a Blueprint's Ready condition.
+// endedMessage is why a change ended badly: the Ready condition's reason and words, led
+// by the phase when the reason is another ("RolledBack: RolledBack: ..." said it twice).
+func endedMessage(bp *omv1.Blueprint) string {
+	msg := readyMessage(bp)
+	if phase := string(bp.Status.Phase); !strings.HasPrefix(msg, phase+": ") {
+		msg = phase + ": " + msg
+	}
+	return msg
+}
+
 func readyMessage(bp *omv1.Blueprint) string {
 	for _, c := range bp.Status.Conditions {
 		if c.Type == omv1.ConditionReady {

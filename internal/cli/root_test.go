@@ -7,10 +7,15 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"text/tabwriter"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
 	"github.com/operator-manager/operator-manager/internal/controller/blueprint"
@@ -235,5 +240,52 @@ func TestCRDAsApplied(t *testing.T) {
 				t.Error("kept or unchanged without a note saying why")
 			}
 		})
+	}
+}
+
+// TestEndedMessage: a change that ended badly is said with its phase once.
+func TestEndedMessage(t *testing.T) {
+	bp := func(phase omv1.BlueprintPhase, reason string) *omv1.Blueprint {
+		b := &omv1.Blueprint{}
+		b.Status.Phase = phase
+		if reason != "" {
+			b.Status.Conditions = []metav1.Condition{{Type: omv1.ConditionReady, Reason: reason, Message: "x failed"}}
+		}
+		return b
+	}
+	for _, tc := range []struct {
+		bp   *omv1.Blueprint
+		want string
+	}{
+		{bp(omv1.BlueprintRolledBack, "RolledBack"), "RolledBack: x failed"},
+		{bp(omv1.BlueprintFailed, "HealthCheckFailed"), "Failed: HealthCheckFailed: x failed"},
+		{bp(omv1.BlueprintBlocked, ""), "Blocked: no Ready condition"},
+	} {
+		if got := endedMessage(tc.bp); got != tc.want {
+			t.Errorf("%q, want %q", got, tc.want)
+		}
+	}
+}
+
+// TestHistoryNotReadable: a KEPT cell a person's role may not read is "?", said why once
+// under the table.
+func TestHistoryNotReadable(t *testing.T) {
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "b", errors.New("no"))
+	why := notReadable(forbidden, "the Secrets")
+	if why != "your role may not read the Secrets" {
+		t.Fatalf("notReadable(forbidden) = %q", why)
+	}
+	if got := notReadable(errors.New("connection refused"), "the Secrets"); got != "connection refused" {
+		t.Errorf("another error is said as it is: %q", got)
+	}
+	bp := &omv1.Blueprint{}
+	rows := []historyRow{{Revision: omv1.Revision{Revision: 1, CSVName: "a.v1"}, StoredError: why},
+		{Revision: omv1.Revision{Revision: 2, CSVName: "a.v2"}, StoredError: why}}
+	var buf bytes.Buffer
+	tw := tabwriter.NewWriter(&buf, 0, 4, 3, ' ', 0)
+	printHistory(tw, bp, rows)
+	_ = tw.Flush()
+	if out := buf.String(); strings.Count(out, "KEPT ?: your role may not read the Secrets") != 1 || strings.Count(out, " ?  ") != 2 {
+		t.Errorf("history:\n%s", out)
 	}
 }

@@ -375,3 +375,30 @@ func TestSetIntentKeepsOLMWords(t *testing.T) {
 		t.Errorf("olmOrOwn on nothing = %q, %q: the own spelling is written", src, cat)
 	}
 }
+
+// TestWantedOf: list's WANTED is the version the Subscription resolves to, as kubectl's
+// WANTED column says it, else what it asks for; not its package again (a channel
+// follower's was its package alone, found by hand).
+func TestWantedOf(t *testing.T) {
+	for _, tc := range []struct {
+		spec       omv1.SubscriptionSpec
+		currentCSV string
+		want       string
+	}{
+		{omv1.SubscriptionSpec{Package: "cache-operator"}, "cache-operator.v1.2.0", "1.2.0"},
+		{omv1.SubscriptionSpec{StartingCSV: "prometheus.0.22.2", Package: "prometheus"}, "prometheus.0.22.2", "0.22.2"},
+		{omv1.SubscriptionSpec{Package: "odd"}, "odd-operator.2024", "odd-operator.2024"}, // not <package>.<version>: the CSV
+
+		// Not resolved (yet): what it asks for.
+		{omv1.SubscriptionSpec{Package: "cache-operator"}, "", "default channel"},
+		{omv1.SubscriptionSpec{Package: "cache-operator", Channel: "stable"}, "", "channel stable"},
+		{omv1.SubscriptionSpec{Package: "cache-operator", Version: "9.9.9"}, "", "9.9.9"},
+		{omv1.SubscriptionSpec{Package: "cache-operator", Version: ">=1.1.0 <1.3.0"}, "", ">=1.1.0 <1.3.0"},
+		{omv1.SubscriptionSpec{StartingCSV: "prometheus.0.22.2"}, "", "prometheus.0.22.2"}, // openEuler's: a pin
+		{omv1.SubscriptionSpec{Name: "etcd", Channel: "alpha", StartingCSV: "etcdoperator.v0.9.2"}, "", "channel alpha from etcdoperator.v0.9.2"},
+	} {
+		if got := wantedOf(&tc.spec, tc.currentCSV, tc.spec.PackageName()); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.spec, got, tc.want)
+		}
+	}
+}

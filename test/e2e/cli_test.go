@@ -113,8 +113,11 @@ spec: {package: cache-operator, catalog: samples}
 		t.Errorf("status --events 1 -o json: want the newest event of several: %v\n%s", err, out)
 	}
 
+	// WANTED is the version resolved to, beside INSTALLED; an unresolved Subscription's
+	// PACKAGE is the one it asks for.
 	out, err = cli("list", "-A")
-	if err != nil || !strings.Contains(out, "cache-operator.1.2.0") || !strings.Contains(out, "failed") {
+	if err != nil || !regexp.MustCompile(`cli\s+cache\s+cache-operator\s+1\.2\.0\s+1\.2\.0\s+succeeded`).MatchString(out) ||
+		!regexp.MustCompile(`cli\s+cache-operator\s+cache-operator\s+default channel\s+resolve failed`).MatchString(out) || !strings.Contains(out, "failed") {
 		t.Errorf("list: %v\n%s", err, out)
 	}
 	out, err = cli("status", "cache", "-n", ns)

@@ -72,6 +72,14 @@ func TestPeopleWithShippedRoles(t *testing.T) {
 			t.Errorf("%s as Bob: exit %d, want what runs (1.2.0)\n%s%s", strings.Join(step, " "), r.code, r.stdout, r.stderr)
 		}
 	}
+	// What his namespace role may not read (CRDs, Secrets) is said plainly, once, not as
+	// the API server's refusal in every row.
+	if r := as(bob, "status", "cache"); !strings.Contains(r.stdout, "? (your role may not read CRDs, which are cluster-scoped)") || strings.Contains(r.stdout, "is forbidden") {
+		t.Errorf("status as Bob: the CRDs he may not read are not said plainly\n%s", r.stdout)
+	}
+	if r := as(bob, "history", "cache"); strings.Count(r.stdout, "KEPT ?: your role may not read the Secrets") != 1 {
+		t.Errorf("history as Bob: the bundle Secrets he may not read are not said once under the table\n%s", r.stdout)
+	}
 	// And may change none of it: refused by the API server, named, nothing changed.
 	for _, step := range [][]string{{"install", "cache", "--csv", "cache-operator.1.1.0"}, {"rollback", "cache"}, {"uninstall", "cache"}} {
 		if r := as(bob, step...); r.code != 1 || !strings.Contains(r.stderr, "forbidden") {
