@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -48,6 +49,21 @@ spec: {startingCSV: gadget-operator.1.0.0, catalog: test}
 	if err := k8s.Get(ctx(), client.ObjectKey{Name: "gadgets.old.providers.example"}, &apiextensionsv1.CustomResourceDefinition{}); err != nil {
 		t.Errorf("the CRD 1.1.0 no longer owns is gone: %v", err)
 	}
+
+	// A record of an installation that is gone, as earlier versions of the manager left
+	// them (their uninstall took records only off the last good bundle's CRDs), goes;
+	// the living installation's stays.
+	gone := blueprint.ProviderKey("providers-gone", "gadgets")
+	kubectl(t, "annotate", "crd", "gadgets.new.providers.example", gone+"=providers-gone/gadgets gadget-operator.v0.9.0")
+	eventually(t, 30*time.Second, "the record of an installation that is gone removed", func() bool {
+		_, has := record("gadgets.new.providers.example")
+		_, hasGone := providerRecord("gadgets.new.providers.example", gone)
+		return has && !hasGone
+	}, func() string {
+		c := &apiextensionsv1.CustomResourceDefinition{}
+		_ = k8s.Get(ctx(), client.ObjectKey{Name: "gadgets.new.providers.example"}, c)
+		return fmt.Sprintf("annotations: %v", c.Annotations)
+	})
 }
 
 // TestFailedInstallLeavesNoProviderRecord: a first install that failed (its pods never

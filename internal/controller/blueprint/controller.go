@@ -164,8 +164,12 @@ type scope struct {
 // with an optimistic lock: the history is the state machine's state.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
 	bp := &omv1.Blueprint{}
-	if err := r.Client.Get(ctx, req.NamespacedName, bp); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+	if err := r.Client.Get(ctx, req.NamespacedName, bp); apierrors.IsNotFound(err) {
+		// A CRD's record may name it (providersOfCRD): one left by an earlier version
+		// of the manager, or by an uninstall that could not take it off, goes.
+		return r.sweepRecords(ctx, req.NamespacedName)
+	} else if err != nil {
+		return ctrl.Result{}, err
 	}
 	if r.stale.Is(string(bp.UID), bp.ResourceVersion, time.Now()) {
 		// The cache has not shown this process's last status write yet; its watch event

@@ -7,11 +7,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -151,6 +153,67 @@ func (r *Reconciler) dropRecords(ctx context.Context, bp *omv1.Blueprint, cl cli
 			r.event(bp, true, "CRDProviderNotRecorded", "Could not remove this installation's provider record from CRD %s%s: %v", m.Name, why, err)
 		}
 	}
+}
+
+// sweepRecords takes off the CRDs the provider records of an installation that is gone:
+// left by earlier versions of the manager (whose uninstall removed records only from the
+// last good bundle's CRDs), or by an uninstall whose patch failed. The CRD cache's watch
+// names the installation of every record (providersOfCRD), so each such record brings its
+// installation here once as the manager starts, and again when its CRD changes. The
+// Blueprint's absence is confirmed by a live read before anything is written (a cache
+// behind its creation must not cost a new installation its record), and each removal
+// holds to the CRD's resourceVersion as cached: a record written since is a conflict,
+// looked at again. The patch is made as the default identity, the Blueprint's own being
+// unknown; one refused is logged, not retried.
+func (r *Reconciler) sweepRecords(ctx context.Context, key types.NamespacedName) (ctrl.Result, error) {
+	if r.CRDCache == nil {
+		return ctrl.Result{}, nil
+	}
+	list := &apiextensionsv1.CustomResourceDefinitionList{}
+	if err := r.CRDCache.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil { // read only
+		return ctrl.Result{}, err
+	}
+	record := ProviderKey(key.Namespace, key.Name)
+	var stale []apiextensionsv1.CustomResourceDefinition
+	for _, crd := range list.Items {
+		if v, ok := crd.Annotations[record]; ok && strings.HasPrefix(v, key.Namespace+"/"+key.Name+" ") {
+			stale = append(stale, crd)
+		}
+	}
+	if len(stale) == 0 {
+		return ctrl.Result{}, nil
+	}
+	if err := r.APIReader.Get(ctx, key, &omv1.Blueprint{}); !apierrors.IsNotFound(err) {
+		return ctrl.Result{}, client.IgnoreNotFound(err) // there after all: its own passes keep its records
+	}
+	cl, err := r.Identities.For(identity.Effective(key.Namespace, "", r.DefaultServiceAccount))
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	log := ctrl.LoggerFrom(ctx)
+	var again bool
+	for _, crd := range stale {
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+			"resourceVersion": crd.ResourceVersion, "annotations": map[string]any{record: nil}}})
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		obj := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: crd.Name}}
+		switch err := cl.Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch)); {
+		case err == nil:
+			r.CRDs.Forget(crd.Name)
+			log.Info("removed the provider record of an installation that is gone", "crd", crd.Name, "record", crd.Annotations[record])
+		case apierrors.IsConflict(err):
+			again = true
+		case apierrors.IsNotFound(err):
+		default:
+			log.Error(err, "could not remove the provider record of an installation that is gone", "crd", crd.Name, "record", crd.Annotations[record])
+		}
+	}
+	if again {
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	return ctrl.Result{}, nil
 }
 
 // patchProvider sets (value) or removes (nil) one provider annotation of a CRD.
