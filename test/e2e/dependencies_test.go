@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	omv1 "github.com/operator-manager/operator-manager/api/v1"
+	"github.com/operator-manager/operator-manager/test/harness"
 )
 
 // TestDependencies: a dependency is installed as its own managed Subscription at the right
@@ -94,6 +95,26 @@ spec: {startingCSV: backup-operator.0.1.0, catalog: bad, targetNamespaces: [deps
 	if err := k8s.List(ctx(), subs, client.InNamespace(ns2)); err != nil || len(subs.Items) != 1 {
 		t.Errorf("Subscriptions in %s: %d (a dependency was created)", ns2, len(subs.Items))
 	}
+
+	// A catalog of the namespace that is not loaded may hold what is missing: the
+	// resolution says it was not searched. Once it loads, the Subscription is resolved
+	// again by itself, and says what it found there.
+	more := filepath.Join(work, "catalogs", "unsatisfiable-more")
+	if err := k8s.Create(ctx(), &omv1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Name: "more", Namespace: ns2},
+		Spec: omv1.CatalogSourceSpec{SourceType: omv1.SourceDirectory, Directory: more}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "the catalog not loaded named", func() bool {
+		c := condition(getSub(t, ns2, "backup").Status.Conditions, omv1.ConditionResolved)
+		return c.Reason == "Unsatisfiable" && strings.Contains(c.Message, "not searched, since not loaded: CatalogSource deps-unsat/more (not loaded")
+	}, describeSub(t, ns2, "backup"))
+	copyTree(t, filepath.Join(sampleDir, "guard-operator", "1.0.0"), filepath.Join(more, "guard-operator", "1.0.0"))
+	// A change of its spec reads it again.
+	harness.Patch(t, k8s, client.ObjectKey{Namespace: ns2, Name: "more"}, &omv1.CatalogSource{}, func(cs *omv1.CatalogSource) { cs.Spec.Priority++ })
+	eventually(t, time.Minute, "resolved again once the catalog loaded", func() bool {
+		c := condition(getSub(t, ns2, "backup").Status.Conditions, omv1.ConditionResolved)
+		return c.Reason == "Unsatisfiable" && !strings.Contains(c.Message, "not searched")
+	}, describeSub(t, ns2, "backup"))
 }
 
 // TestDependentsHoldTheirDependency: a version of a dependency that an installation

@@ -113,7 +113,9 @@ func (r *Reconciler) subscriptionsOfCatalog(ctx context.Context, obj client.Obje
 	key := client.ObjectKeyFromObject(obj)
 	var out []reconcile.Request
 	for _, s := range list.Items {
-		if r.catalogOf(&s) == key {
+		// An unsatisfiable Subscription of the catalog's namespace may find its
+		// dependency there once it loads (catalogsFor).
+		if r.catalogOf(&s) == key || (s.Namespace == key.Namespace && unsatisfiable(&s)) {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&s)})
 		}
 	}

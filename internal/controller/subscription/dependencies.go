@@ -2,12 +2,14 @@ package subscription
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/blang/semver/v4"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -29,26 +31,45 @@ const (
 )
 
 // catalogsFor lists the catalogs a resolution may take dependencies from: the root's own
-// first, then every loaded CatalogSource of the namespace and the default catalog.
-func (r *Reconciler) catalogsFor(ctx context.Context, sub *omv1.Subscription, root types.NamespacedName) ([]resolve.CatalogRef, error) {
+// first, then every loaded CatalogSource of the namespace and the default catalog. unread
+// names, in words, the namespace's CatalogSources that are not loaded, so an
+// unsatisfiable dependency says where it was not looked for (OLM says it in
+// CatalogSourcesUnhealthy); their loading brings the Subscription back
+// (subscriptionsOfCatalog).
+func (r *Reconciler) catalogsFor(ctx context.Context, sub *omv1.Subscription, root types.NamespacedName) (refs []resolve.CatalogRef, unread []string, err error) {
 	list := &omv1.CatalogSourceList{}
 	if err := r.Client.List(ctx, list, client.InNamespace(sub.Namespace)); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	refs := []resolve.CatalogRef{{Name: root.String(), Catalog: r.Catalogs.Get(root), Priority: 1 << 30}}
-	add := func(key types.NamespacedName, priority int) {
+	refs = []resolve.CatalogRef{{Name: root.String(), Catalog: r.Catalogs.Get(root), Priority: 1 << 30}}
+	add := func(key types.NamespacedName, priority int) bool {
 		if key == root {
-			return
+			return true
 		}
 		if cat := r.Catalogs.Get(key); cat != nil {
 			refs = append(refs, resolve.CatalogRef{Name: key.String(), Catalog: cat, Priority: priority})
+			return true
 		}
+		return false
 	}
 	for _, cs := range list.Items {
-		add(client.ObjectKeyFromObject(&cs), int(cs.Spec.Priority))
+		if !add(client.ObjectKeyFromObject(&cs), int(cs.Spec.Priority)) {
+			unread = append(unread, unreadCatalog(&cs))
+		}
 	}
 	add(r.DefaultCatalog, 0)
-	return refs, nil
+	return refs, unread, nil
+}
+
+// unreadCatalog names a CatalogSource that is not loaded, with its Ready reason (not its
+// words, which may change from one load attempt to the next and would make the
+// Subscription's words change with them).
+func unreadCatalog(cs *omv1.CatalogSource) string {
+	why := "not loaded yet"
+	if c := meta.FindStatusCondition(cs.Status.Conditions, omv1.ConditionReady); c != nil && c.Status == metav1.ConditionFalse {
+		why = "not loaded: " + c.Reason
+	}
+	return fmt.Sprintf("CatalogSource %s/%s (%s)", cs.Namespace, cs.Name, why)
 }
 
 // installedIn lists what serves the namespace, for the resolver:
@@ -128,7 +149,7 @@ func (r *Reconciler) runs(ctx context.Context, s *omv1.Subscription) (in resolve
 // resolveDependencies plans what the root bundle needs. A failure is a *resolve.Error
 // (Unsatisfiable) that names the constraint and the candidates: nothing is installed then.
 func (r *Reconciler) resolveDependencies(ctx context.Context, sub *omv1.Subscription, res *resolution) (*resolve.Plan, error) {
-	catalogs, err := r.catalogsFor(ctx, sub, res.catalog)
+	catalogs, unread, err := r.catalogsFor(ctx, sub, res.catalog)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +162,18 @@ func (r *Reconciler) resolveDependencies(ctx context.Context, sub *omv1.Subscrip
 	if r.KubeVersion != nil {
 		kube = r.KubeVersion()
 	}
-	return resolve.Resolve(resolve.Request{Root: res.bundle, Catalogs: catalogs, Installed: installed, KubeVersion: kube})
+	plan, err := resolve.Resolve(resolve.Request{Root: res.bundle, Catalogs: catalogs, Installed: installed, KubeVersion: kube})
+	return plan, notSearched(err, unread)
+}
+
+// notSearched adds to an unsatisfiable resolution the catalogs of the namespace it could
+// not look in, which may hold what is missing.
+func notSearched(err error, unread []string) error {
+	var re *resolve.Error
+	if len(unread) == 0 || !errors.As(err, &re) || re.Reason != resolve.ReasonUnsatisfiable {
+		return err
+	}
+	return &resolve.Error{Reason: re.Reason, Message: re.Message + "; not searched, since not loaded: " + strings.Join(unread, ", ")}
 }
 
 // ensureDependencies creates (or points) a managed Subscription for each dependency the
