@@ -82,6 +82,10 @@ const (
 	// Blueprint at (a rollback by hand), until it asks for another version (package,
 	// channel, version, startingCSV or catalog: VersionIntent).
 	ReasonPointedByHand = "PointedByHand"
+	// ReasonChangeWithdrawn (an event): a version change that waited (for approval, an
+	// upgrade window, the operator's consent) and never started is withdrawn, since the
+	// Subscription asks again for the version that runs: no revision is opened.
+	ReasonChangeWithdrawn = "ChangeWithdrawn"
 	// ReasonHeldForDependents: a channel-following Subscription stays at the version it
 	// runs: the channel's next version would take from installations that depend on it
 	// what they need (an olm.package range, an API). It moves on once they accept it.

@@ -112,6 +112,21 @@ spec: {package: cache-operator, channel: stable, catalog: served}
 	if sub.Status.InstalledCSV != "backup-operator.v0.1.0" {
 		t.Errorf("installed %s while waiting for approval", sub.Status.InstalledCSV)
 	}
+	// Asked again for the version that runs, the change that waits is withdrawn: no
+	// revision of the running version to itself (there was one, through a health gate).
+	patchSub(t, ns, "backup", func(s *omv1.Subscription) { s.Spec.Version = "0.1.0" })
+	eventually(t, time.Minute, "the waiting change withdrawn", func() bool {
+		bp := getBlueprint(t, ns, "backup")
+		return bp.Spec.ClusterServiceVersionName == "backup-operator.v0.1.0" && bp.Status.Phase == omv1.BlueprintSucceeded &&
+			eventIn(t, ns, "Normal", omv1.ReasonChangeWithdrawn, "The change to backup-operator.v0.2.0, which had not started, is withdrawn")
+	}, describeSub(t, ns, "backup"))
+	if h := getBlueprint(t, ns, "backup").Status.History; len(h) != 1 {
+		t.Errorf("withdrawing the change opened a revision: %+v", h)
+	}
+	patchSub(t, ns, "backup", func(s *omv1.Subscription) { s.Spec.Version = "" })
+	eventually(t, time.Minute, "backup waits for approval again", func() bool {
+		return getBlueprint(t, ns, "backup").Status.Phase == omv1.BlueprintWaitingForApproval
+	}, describeSub(t, ns, "backup"))
 	out, err := cli("approve", "backup", "-n", ns, "--wait")
 	if err != nil || !strings.Contains(out, "approved channel/backup: backup-operator.v0.2.0 replaces backup-operator.v0.1.0") {
 		t.Fatalf("approve: %v\n%s", err, out)

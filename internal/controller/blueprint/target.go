@@ -70,6 +70,24 @@ func SettledForTarget(bp *omv1.Blueprint) bool {
 	return h != nil && h.CSVName == bp.Spec.ClusterServiceVersionName && h.Generation == bp.Spec.Generation
 }
 
+// Withdrawable returns the revision that runs when the Blueprint's change was never
+// attempted (it waits for approval, an upgrade window or the operator's consent) and that
+// revision is the newest of the history and succeeded, so pointing the Blueprint back at
+// its pair (CSV and spec.generation) withdraws the change: nothing is applied, rolled
+// back or gated. nil otherwise: a new pair for what runs then opens a revision, which
+// re-applies it (after a failed change left in place, or an automatic rollback).
+func Withdrawable(bp *omv1.Blueprint) *omv1.Revision {
+	n := len(bp.Status.History)
+	if n == 0 || bp.Status.CurrentCSV == "" || Attempted(bp) {
+		return nil
+	}
+	last := &bp.Status.History[n-1]
+	if last.Outcome != omv1.OutcomeSucceeded || last.CSVName != bp.Status.CurrentCSV || last.Trigger == omv1.TriggerRollback || last.Imported {
+		return nil
+	}
+	return last
+}
+
 // latestAttempt is the newest revision that is not an automatic rollback, or nil.
 func latestAttempt(bp *omv1.Blueprint) *omv1.Revision {
 	for i := len(bp.Status.History) - 1; i >= 0; i-- {

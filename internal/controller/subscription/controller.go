@@ -798,6 +798,20 @@ func (r *Reconciler) writeBlueprint(ctx context.Context, sub *omv1.Subscription,
 		}
 		return r.Client.Patch(ctx, bp, patch)
 	}
+	if rev := blueprint.Withdrawable(bp); exists && rev != nil && rev.CSVName == b.CSVName && rev.BundleDigest == b.Digest {
+		// Back to what runs before the change that waited was attempted: the change is
+		// withdrawn, not made. Before, the new pair opened an "Upgrade" of the running
+		// version to itself, through its health gate (found by hand: a Manual
+		// Subscription's version set back while the change waited for approval).
+		r.Recorder.Eventf(sub, nil, corev1.EventTypeNormal, omv1.ReasonChangeWithdrawn, "Install",
+			"The change to %s, which had not started, is withdrawn: %s, which runs, is what the Subscription asks for", bp.Spec.ClusterServiceVersionName, b.CSVName)
+		bp.Spec.ClusterServiceVersionName, bp.Spec.Generation = rev.CSVName, rev.Generation
+		bp.Spec.Version, bp.Spec.BundleDigest = rev.Version, rev.BundleDigest
+		bp.Spec.Catalog = res.catalog.String()
+		bp.Spec.Dependencies = res.dependencies
+		bp.Spec.Approved = false
+		return r.Client.Patch(ctx, bp, patch)
+	}
 	if exists {
 		bp.Spec.OldVersion = bp.Spec.ClusterServiceVersionName
 		if bp.Status.CurrentCSV != "" {
