@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -319,4 +321,60 @@ spec: {startingCSV: reloader-operator.0.2.0, catalog: samples, serviceAccountNam
 		return apierrors.IsNotFound(k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "reloader"}, &omv1.Subscription{}))
 	}, describeSub(t, ns, "reloader"))
 	nothingInstalled(t, ns)
+}
+
+// TestTenantNamespaceDeleted: a tenant's namespace deleted with an installation in it
+// goes away. The namespace controller removes the tenant's RoleBinding along with the
+// objects it installed, so the uninstall may no longer read them as the tenant: before,
+// it waited forever for rights to delete what was already gone, and the namespace stayed
+// Terminating (found by hand).
+func TestTenantNamespaceDeleted(t *testing.T) {
+	ns := "team-gone"
+	tenantNamespace(t, ns)
+	applyYAML(t, ns, `
+apiVersion: operators.coreos.com.operator-manager.domain/v1
+kind: Subscription
+metadata: {name: reloader}
+spec: {startingCSV: reloader-operator.0.2.0, catalog: samples, serviceAccountName: installer}
+`)
+	waitReady(t, ns, "reloader", 2*time.Minute)
+	// With the manager down, the namespace controller removes all it can first (the
+	// tenant's RoleBinding and what it installed), as it may at any time: only the
+	// manager's records, held by their finalizers, are left for the manager.
+	killManager(t)
+	started := false
+	defer func() {
+		if !started {
+			if err := startManager(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}()
+	if err := k8s.Delete(ctx(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "the namespace controller removed the tenant's RoleBinding and the operator", func() bool {
+		return apierrors.IsNotFound(k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "installer"}, &rbacv1.RoleBinding{})) &&
+			apierrors.IsNotFound(k8s.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "reloader-operator"}, &appsv1.Deployment{}))
+	}, func() string { return "" })
+	started = true
+	if err := startManager(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*time.Minute, "the tenant's namespace gone", func() bool {
+		return apierrors.IsNotFound(k8s.Get(ctx(), client.ObjectKey{Name: ns}, &corev1.Namespace{}))
+	}, func() string {
+		n := &corev1.Namespace{}
+		_ = k8s.Get(ctx(), client.ObjectKey{Name: ns}, n)
+		return fmt.Sprintf("namespace conditions: %+v\n%s", n.Status.Conditions, describeSub(t, ns, "reloader")())
+	})
+	sel := client.MatchingLabels{render.LabelOwnerNamespace: ns}
+	for kind, list := range map[string]client.ObjectList{"ClusterRole": &rbacv1.ClusterRoleList{}, "ClusterRoleBinding": &rbacv1.ClusterRoleBindingList{}} {
+		if err := k8s.List(ctx(), list, sel); err != nil {
+			t.Fatal(err)
+		}
+		if n := meta.LenList(list); n > 0 {
+			t.Errorf("%d %s of the deleted namespace's installation left", n, kind)
+		}
+	}
 }

@@ -230,6 +230,14 @@ func (r *Reconciler) deleteEntry(ctx context.Context, csv *omv1alpha1.ClusterSer
 		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
 			return false, nil
 		}
+		if apierrors.IsForbidden(err) && r.goneForManager(ctx, e) {
+			// The identity may no longer read it, but there is nothing left to delete:
+			// when a tenant's namespace is deleted, the namespace controller removes its
+			// RoleBinding with the objects it installed, and the uninstall waited forever
+			// for rights to delete what was gone, holding the namespace in Terminating
+			// (found by hand).
+			return false, nil
+		}
 		return false, fmt.Errorf("reading %s %s: %w", e.Kind, describeEntry(e), err)
 	}
 	if !ownedBy(obj, csv) {
@@ -266,6 +274,19 @@ func (r *Reconciler) deleteEntry(ctx context.Context, csv *omv1alpha1.ClusterSer
 		return true, err
 	}
 	return true, fmt.Errorf("deleting %s %s: %w", e.Kind, describeEntry(e), err)
+}
+
+// goneForManager says whether the manager's own read finds the entry gone. Only its
+// absence is trusted: a read the manager may not make either says nothing, and an object
+// that is there is deleted only with the identity's rights (deleteRefused).
+func (r *Reconciler) goneForManager(ctx context.Context, e omv1alpha1.InventoryEntry) bool {
+	if r.APIReader == nil {
+		return false
+	}
+	obj := &metav1.PartialObjectMetadata{}
+	obj.SetGroupVersionKind(schema.FromAPIVersionAndKind(e.APIVersion, e.Kind))
+	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: e.Namespace, Name: e.Name}, obj)
+	return apierrors.IsNotFound(err) || meta.IsNoMatchError(err)
 }
 
 // sharer is another live CSV of the same package whose inventory holds the same
