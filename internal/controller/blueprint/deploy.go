@@ -285,8 +285,12 @@ func (r *Reconciler) content(ctx context.Context, s *scope) (*catalog.BundleCont
 func (r *Reconciler) fromCatalog(bp *omv1.Blueprint, csvName, digest string) ([]catalog.File, error) {
 	key := catalogKey(bp)
 	cat := r.Catalogs.Get(key)
+	which := csvName // a hand-edited target names no digest
+	if digest != "" {
+		which = fmt.Sprintf("%s (digest %s)", csvName, digest)
+	}
 	if cat == nil {
-		return nil, fmt.Errorf("bundle %s of %s is neither kept locally nor in the cluster, and catalog %s is not loaded", digest, csvName, key)
+		return nil, fmt.Errorf("bundle %s is neither kept locally nor in the cluster, and catalog %s is not loaded", which, key)
 	}
 	var b *catalog.Bundle
 	if digest != "" {
@@ -295,7 +299,7 @@ func (r *Reconciler) fromCatalog(bp *omv1.Blueprint, csvName, digest string) ([]
 		b = cat.BundleByCSV(csvName)
 	}
 	if b == nil {
-		return nil, fmt.Errorf("catalog %s has no bundle %s (digest %s), and it is not kept locally or in the cluster", key, csvName, digest)
+		return nil, fmt.Errorf("catalog %s has no bundle %s, and it is not kept locally or in the cluster", key, which)
 	}
 	return cat.Files(b)
 }
