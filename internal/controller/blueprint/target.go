@@ -30,9 +30,9 @@ func RollbackTarget(bp *omv1.Blueprint, to int64) (*omv1.Revision, error) {
 		}
 	}
 	if to != 0 {
-		return nil, fmt.Errorf("no revision %d in the history of %s (pruned, or never made); see `operator-manager history %s`", to, bp.Name, bp.Name)
+		return nil, fmt.Errorf("no revision %d in the history of %s/%s (pruned, or never made); see `operator-manager history %s`", to, bp.Namespace, bp.Name, bp.Name)
 	}
-	return nil, fmt.Errorf("%s has no earlier good revision to return to", bp.Name)
+	return nil, fmt.Errorf("%s/%s has no earlier good revision to return to: no other revision in its history succeeded; see `operator-manager history %s`", bp.Namespace, bp.Name, bp.Name)
 }
 
 // SetRollback points the Blueprint at the revision, as a person's rollback does: the
