@@ -803,14 +803,18 @@ func (r *Reconciler) writeBlueprint(ctx context.Context, sub *omv1.Subscription,
 		// withdrawn, not made. Before, the new pair opened an "Upgrade" of the running
 		// version to itself, through its health gate (found by hand: a Manual
 		// Subscription's version set back while the change waited for approval).
-		r.Recorder.Eventf(sub, nil, corev1.EventTypeNormal, omv1.ReasonChangeWithdrawn, "Install",
-			"The change to %s, which had not started, is withdrawn: %s, which runs, is what the Subscription asks for", bp.Spec.ClusterServiceVersionName, b.CSVName)
+		withdrawn := bp.Spec.ClusterServiceVersionName
 		bp.Spec.ClusterServiceVersionName, bp.Spec.Generation = rev.CSVName, rev.Generation
 		bp.Spec.Version, bp.Spec.BundleDigest = rev.Version, rev.BundleDigest
 		bp.Spec.Catalog = res.catalog.String()
 		bp.Spec.Dependencies = res.dependencies
 		bp.Spec.Approved = false
-		return r.Client.Patch(ctx, bp, patch)
+		if err := r.Client.Patch(ctx, bp, patch); err != nil {
+			return fmt.Errorf("updating Blueprint %s/%s: %w", bp.Namespace, bp.Name, err)
+		}
+		r.Recorder.Eventf(sub, nil, corev1.EventTypeNormal, omv1.ReasonChangeWithdrawn, "Install",
+			"The change to %s, which had not started, is withdrawn: %s, which runs, is what the Subscription asks for", withdrawn, b.CSVName)
+		return nil
 	}
 	if exists {
 		bp.Spec.OldVersion = bp.Spec.ClusterServiceVersionName
