@@ -149,7 +149,7 @@ machine has that directory (as with "make run"), else give it as DIR.`,
 						annotations = map[string]string{}
 					}
 				} else if !apierrors.IsNotFound(err) {
-					changes[i].Note = fmt.Sprintf("not compared with the cluster's CRD: %v", err)
+					changes[i].Note = "not compared with the cluster's CRD: " + notReadable(err, "CRDs, which are cluster-scoped")
 					continue
 				}
 				changes[i] = crdAsApplied(ch, annotations, pkg, bp.Status.CurrentVersion, to.Version.String())
