@@ -113,7 +113,7 @@ func (r *Reconciler) recordProviders(ctx context.Context, s *scope, plan []crdSt
 // recordProvider writes the installation's record (key, value) on one CRD, as csv's
 // provider. A record for people: the installation goes on without it, told in an event.
 func (r *Reconciler) recordProvider(ctx context.Context, bp *omv1.Blueprint, cl client.Client, crd, key, value, csv string) {
-	if err := patchProvider(ctx, cl, crd, key, &value); err != nil {
+	if err := patchProvider(ctx, cl, crd, key, &value, ""); err != nil {
 		r.event(bp, true, "CRDProviderNotRecorded", "Could not record %s as a provider on CRD %s: %v", csv, crd, err)
 	}
 }
@@ -149,7 +149,7 @@ func (r *Reconciler) dropRecords(ctx context.Context, bp *omv1.Blueprint, cl cli
 		if _, ok := m.Annotations[key]; !ok || keep[m.Name] {
 			continue
 		}
-		if err := patchProvider(ctx, cl, m.Name, key, nil); err != nil {
+		if err := patchProvider(ctx, cl, m.Name, key, nil, ""); err != nil {
 			r.event(bp, true, "CRDProviderNotRecorded", "Could not remove this installation's provider record from CRD %s%s: %v", m.Name, why, err)
 		}
 	}
@@ -193,19 +193,12 @@ func (r *Reconciler) sweepRecords(ctx context.Context, key types.NamespacedName)
 	log := ctrl.LoggerFrom(ctx)
 	var again bool
 	for _, crd := range stale {
-		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
-			"resourceVersion": crd.ResourceVersion, "annotations": map[string]any{record: nil}}})
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		obj := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: crd.Name}}
-		switch err := cl.Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch)); {
+		switch err := patchProvider(ctx, cl, crd.Name, record, nil, crd.ResourceVersion); {
 		case err == nil:
 			r.CRDs.Forget(crd.Name)
 			log.Info("removed the provider record of an installation that is gone", "crd", crd.Name, "record", crd.Annotations[record])
 		case apierrors.IsConflict(err):
 			again = true
-		case apierrors.IsNotFound(err):
 		default:
 			log.Error(err, "could not remove the provider record of an installation that is gone", "crd", crd.Name, "record", crd.Annotations[record])
 		}
@@ -216,9 +209,15 @@ func (r *Reconciler) sweepRecords(ctx context.Context, key types.NamespacedName)
 	return ctrl.Result{}, nil
 }
 
-// patchProvider sets (value) or removes (nil) one provider annotation of a CRD.
-func patchProvider(ctx context.Context, cl client.Client, crd, key string, value *string) error {
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]*string{key: value}}})
+// patchProvider sets (value) or removes (nil) one provider annotation of a CRD; with
+// resourceVersion, only on the CRD as read (a Conflict otherwise). A CRD that is gone is
+// no error.
+func patchProvider(ctx context.Context, cl client.Client, crd, key string, value *string, resourceVersion string) error {
+	md := map[string]any{"annotations": map[string]*string{key: value}}
+	if resourceVersion != "" {
+		md["resourceVersion"] = resourceVersion
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": md})
 	if err != nil {
 		return err
 	}

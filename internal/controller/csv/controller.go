@@ -308,8 +308,7 @@ func (r *Reconciler) startGate(s *scope, why string) {
 		// Told once the gate's start is written: a pass whose status write conflicts
 		// (the Blueprint patching the CSV's annotations meanwhile) starts it again, and
 		// told it twice (found by hand: a config and a health timeout changed together).
-		csv := s.csv
-		s.onWritten = append(s.onWritten, func() { r.event(csv, false, "GateStarted", "Health gate started for %s", why) })
+		s.onWritten = append(s.onWritten, func() { r.event(s.csv, false, "GateStarted", "Health gate started for %s", why) })
 	}
 	st.Phase, st.Reason, st.Message = "", "", ""
 }
